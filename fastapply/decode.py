@@ -1,0 +1,154 @@
+"""The verify loop: draft k tokens, score `[last] + draft` in one forward pass, accept, crop.
+
+Greedy: accept the longest draft prefix equal to the argmax, then add the model's own token, so
+the output is token-identical to plain greedy decoding. Sampling: exact speculative sampling for a
+deterministic draft (accept x with probability p(x); on rejection sample from p with x removed),
+so the output is distributed exactly as plain sampling.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from fastapply.api import ApplyError, Stats
+from fastapply.backends.base import Backend
+from fastapply.draft import Drafter, DraftLength
+
+
+@dataclass(frozen=True)
+class DecodeConfig:
+    max_new_tokens: int
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = None
+    k_init: int = 16
+    k_min: int = 4
+    k_max: int = 128
+
+
+# Given the whole output so far and how many tokens were just added, return how many of the
+# output's tokens to keep if a stop condition fired inside the new ones, else None.
+StopCheck = Callable[[list[int], int], int | None]
+
+
+def probs_from_logits(logits: torch.Tensor, temperature: float, top_p: float) -> torch.Tensor:
+    """Rows of logits -> rows of sampling probabilities (temperature, then nucleus filtering)."""
+    p = torch.softmax(logits / temperature, dim=-1)
+    if top_p < 1.0:
+        sp, si = torch.sort(p, dim=-1, descending=True)
+        # Keep the smallest prefix whose mass reaches top_p (the first token is always kept).
+        drop = (sp.cumsum(-1) - sp) >= top_p
+        sp = sp.masked_fill(drop, 0.0)
+        p = torch.zeros_like(p).scatter(-1, si, sp)
+        p = p / p.sum(-1, keepdim=True)
+    return p
+
+
+def verify_greedy(logits: torch.Tensor, draft: Sequence[int]) -> tuple[int, int]:
+    """(number of draft tokens accepted, the model's next token) for greedy decoding."""
+    best = logits.argmax(-1).tolist()
+    n = 0
+    while n < len(draft) and draft[n] == best[n]:
+        n += 1
+    return n, best[n]
+
+
+def verify_sampled(probs: torch.Tensor, draft: Sequence[int], gen: torch.Generator) -> tuple[int, int]:
+    """Exact speculative sampling for a deterministic draft (the draft proposes x with prob 1).
+
+    Row i of `probs` is the target distribution for draft[i] (row len(draft) for the bonus).
+    Accepting x with probability p(x), and otherwise sampling from p restricted to y != x, gives
+    P(y) = p(x)[y == x] + (1 - p(x)) p(y)/(1 - p(x)) [y != x] = p(y): exactly the target.
+    """
+    u = torch.rand(len(draft), generator=gen).tolist() if draft else []
+    for i, x in enumerate(draft):
+        px = probs[i, x].item()
+        if u[i] < px:
+            continue
+        residual = probs[i].clone()
+        residual[x] = 0.0
+        return i, int(torch.multinomial(residual / residual.sum(), 1, generator=gen).item())
+    return len(draft), int(torch.multinomial(probs[len(draft)], 1, generator=gen).item())
+
+
+def decode(
+    backend: Backend,
+    prompt_ids: Sequence[int],
+    drafter: Drafter | None,
+    cfg: DecodeConfig,
+    stop_ids: set[int] | frozenset[int] = frozenset(),
+    stop_check: StopCheck | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    stats: Stats | None = None,
+) -> Iterator[list[int]]:
+    """Yield lists of verified output tokens as they are accepted; fill `stats` in place.
+
+    `drafter=None` is plain decoding (one token per forward pass), the baseline.
+    Stops at a token in `stop_ids` (kept in the output), at `stop_check`, or at max_new_tokens.
+    """
+    stats = stats if stats is not None else Stats()
+    greedy = cfg.temperature == 0
+    gen = torch.Generator().manual_seed(cfg.seed if cfg.seed is not None else torch.seed() % 2**63)
+    klen = DraftLength(cfg.k_init, cfg.k_min, cfg.k_max)
+    out: list[int] = []
+
+    def pick(logits: torch.Tensor, draft: list[int]) -> tuple[int, int]:
+        if greedy:
+            return verify_greedy(logits, draft)
+        return verify_sampled(probs_from_logits(logits, cfg.temperature, cfg.top_p), draft, gen)
+
+    t0 = time.perf_counter()
+    try:
+        logits = backend.prefill(list(prompt_ids))
+        stats.prompt_tokens = len(prompt_ids)
+        stats.forward_passes += 1
+        _, tok = pick(logits[None], [])
+        stats.prefill_s = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        new = [tok]
+        while True:
+            # Trim at a stop token / stop string / the budget before anything is emitted.
+            done = False
+            for i, t in enumerate(new):
+                if t in stop_ids:
+                    new, done = new[:i + 1], True
+                    break
+            if len(out) + len(new) >= cfg.max_new_tokens:
+                new, done = new[:cfg.max_new_tokens - len(out)], True
+            out.extend(new)
+            if stop_check is not None:
+                keep = stop_check(out, len(new))
+                if keep is not None:
+                    new = new[:len(new) - (len(out) - keep)]
+                    del out[keep:]
+                    done = True
+            stats.output_tokens = len(out)
+            stats.decode_s = time.perf_counter() - t1
+            if new:
+                yield new
+            if done:
+                return
+            if should_stop is not None and should_stop():
+                raise ApplyError("cancelled", "the apply was cancelled")
+            if drafter is not None:
+                drafter.update(new)
+                # Never draft past the budget: the bonus token always comes on top.
+                draft = drafter.propose(min(klen.k, cfg.max_new_tokens - len(out) - 1))
+            else:
+                draft = []
+            last = new[-1]
+            logits = backend.forward([last] + draft)
+            stats.forward_passes += 1
+            n_ok, tok = pick(logits, draft)
+            backend.crop(len(draft) - n_ok)
+            stats.drafted_tokens += len(draft)
+            stats.accepted_tokens += n_ok
+            klen.observe(len(draft), n_ok)
+            new = draft[:n_ok] + [tok]
+    finally:
+        stats.decode_s = max(0.0, time.perf_counter() - t0 - stats.prefill_s)
+        backend.release()

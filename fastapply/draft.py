@@ -1,0 +1,181 @@
+"""Drafters: propose the next tokens of the output from token sequences we already hold.
+
+Pure Python over token lists (no torch), so they are tested without a model.
+
+A `SourceDrafter` walks one or more *sources* in order, each with a pointer: the structural
+merge (or the original file) first, then the original file and the update snippet, then the
+model's own output. While the output follows a source, the pointer advances with it. When the
+model departs (new code, a deletion), the pointer is lost and is re-synchronised by finding the
+last n-gram of the output in the source, preferring the place nearest at or after the old pointer
+so that repeated lines (`}`, `return nil`) do not send the draft back to the top of the file.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class Drafter(Protocol):
+    def propose(self, k: int) -> list[int]:
+        """Up to k tokens that we guess come next in the output."""
+        ...
+
+    def update(self, new_tokens: Sequence[int]) -> None:
+        """The output grew by `new_tokens` (accepted draft plus the model's own token)."""
+        ...
+
+
+# How much matched context counts as evidence. Past this, nearness to the old pointer decides.
+_CONTEXT_CAP = 16
+# Candidates examined on each side of the old pointer during a re-sync (bounds the work per step).
+_NEIGHBOURS = 24
+
+
+@dataclass
+class _Source:
+    name: str
+    tokens: list[int]
+    ngram: int
+    grows: bool = False  # the output itself: its index is extended as it grows
+    pointer: int | None = None  # index in `tokens` of the next token to propose
+    run: int = 0  # output tokens just matched by tokens[pointer - run:pointer]
+    index: dict[tuple[int, ...], list[int]] = field(default_factory=dict)  # n-gram -> end positions
+
+    def __post_init__(self) -> None:
+        self.extend_index(self.ngram, len(self.tokens))
+
+    def extend_index(self, start: int, stop: int) -> None:
+        n, t = self.ngram, self.tokens
+        for end in range(max(start, n), stop + 1):
+            self.index.setdefault(tuple(t[end - n:end]), []).append(end)
+
+
+class SourceDrafter:
+    """Draft from token sources in priority order; see the module docstring.
+
+    `sources` are (name, tokens) pairs; the first is the primary draft and is assumed to start
+    where the output starts (its pointer begins at 0). `use_history` adds the output itself as a
+    last source (prompt lookup over what was already generated).
+    """
+
+    def __init__(self, sources: Sequence[tuple[str, Sequence[int]]], ngram: int = 3, use_history: bool = True):
+        self.ngram = ngram
+        self.history: list[int] = []
+        self.sources = [_Source(name, list(toks), ngram) for name, toks in sources]
+        if self.sources:
+            self.sources[0].pointer = 0
+        if use_history:
+            self.sources.append(_Source("history", self.history, ngram, grows=True))
+        self.last_source: str | None = None
+
+    def propose(self, k: int) -> list[int]:
+        best = None
+        for s in self.sources:
+            if s.pointer is None or s.pointer >= len(s.tokens):
+                continue
+            if best is None or s.run > best.run:
+                best = s
+        if best is None or k <= 0:
+            self.last_source = None
+            return []
+        self.last_source = best.name
+        return best.tokens[best.pointer:best.pointer + k]
+
+    def update(self, new_tokens: Sequence[int]) -> None:
+        new = list(new_tokens)
+        if not new:
+            return
+        start = len(self.history)
+        self.history.extend(new)
+        for s in self.sources:
+            p = s.pointer
+            if p is not None and s.tokens[p:p + len(new)] == new:
+                s.pointer = p + len(new)
+                s.run += len(new)
+            else:
+                # For the history source the index still ends before this step's tokens, so
+                # the output's tail cannot match itself.
+                self._resync(s)
+            if s.grows:
+                s.extend_index(start + 1, len(self.history))
+
+    def _resync(self, s: _Source) -> None:
+        """Find where the output's tail occurs in `s`; keep the pointer there (or drop it)."""
+        n, h = self.ngram, self.history
+        old = s.pointer if s.pointer is not None else 0
+        s.pointer, s.run = None, 0
+        if len(h) < n:
+            return
+        ends = s.index.get(tuple(h[-n:]))
+        if not ends:
+            return
+        i = bisect.bisect_left(ends, old)
+        best_key, best_end, best_len = None, None, 0
+        for end in ends[max(0, i - _NEIGHBOURS):i + _NEIGHBOURS]:
+            length = _match_back(s.tokens, end, h, _CONTEXT_CAP)
+            after = end >= old
+            key = (length, after, -abs(end - old))
+            if best_key is None or key > best_key:
+                best_key, best_end, best_len = key, end, length
+        if best_end is not None:
+            s.pointer, s.run = best_end, best_len
+
+
+def _match_back(tokens: list[int], end: int, history: list[int], cap: int) -> int:
+    """How many tokens before `end` in `tokens` equal the tail of `history` (at most cap)."""
+    n = 0
+    while n < cap and n < end and n < len(history) and tokens[end - 1 - n] == history[-1 - n]:
+        n += 1
+    return n
+
+
+def prompt_lookup_propose(sequence: Sequence[int], k: int, max_ngram: int = 2, min_ngram: int = 1) -> list[int]:
+    """Hugging Face's prompt-lookup rule (`PromptLookupCandidateGenerator`), as a pure function.
+
+    `sequence` is prompt + output so far. For n from max_ngram down to min_ngram, find the first
+    earlier occurrence of the last n tokens and propose the k tokens that followed it.
+    """
+    seq = list(sequence)
+    L = len(seq)
+    for n in range(min(max_ngram, L - 1), min_ngram - 1, -1):
+        tail = seq[L - n:]
+        for i in range(0, L - n):
+            if seq[i:i + n] == tail:
+                start = i + n
+                if start < L:
+                    return seq[start:min(start + k, L)]
+    return []
+
+
+class PromptLookupDrafter:
+    """Drafter over prompt + output with HF's n-gram rule (a baseline for evals.drafting)."""
+
+    def __init__(self, prompt: Sequence[int], max_ngram: int = 2):
+        self.sequence = list(prompt)
+        self.max_ngram = max_ngram
+
+    def propose(self, k: int) -> list[int]:
+        return prompt_lookup_propose(self.sequence, k, self.max_ngram)
+
+    def update(self, new_tokens: Sequence[int]) -> None:
+        self.sequence.extend(new_tokens)
+
+
+@dataclass
+class DraftLength:
+    """Adaptive draft length: double after a fully accepted draft, halve after a rejection."""
+
+    k: int = 16
+    lo: int = 4
+    hi: int = 128
+
+    def observe(self, drafted: int, accepted: int) -> None:
+        if drafted == 0:
+            return
+        if accepted == drafted:
+            self.k = min(self.hi, self.k * 2)
+        else:
+            self.k = max(self.lo, self.k // 2)

@@ -1,0 +1,129 @@
+"""ModelEngine: a loaded edit model, its spec, and the speculative decode of one request."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+from fastapply.api import ApplyError, ApplyRequest, Finding, Stats, TextDelta
+from fastapply.backends.hf import HFBackend
+from fastapply.decode import DecodeConfig, decode
+from fastapply.draft import SourceDrafter
+from fastapply.models import LoadedModel, load_model
+
+# Output budget on top of original + update tokens: the merged file can only be longer than the
+# original by what the update brings, plus the model's closing tag.
+_BUDGET_SLACK = 64
+
+
+class TokenText:
+    """Each token's text, cached; used to spot stop strings without re-decoding the output."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+        self._cache: dict[int, str] = {}
+
+    def __call__(self, t: int) -> str:
+        s = self._cache.get(t)
+        if s is None:
+            s = self._cache[t] = self.tokenizer.decode([t])
+        return s
+
+
+def make_stop_check(stops: Sequence[str], text: TokenText) -> Callable[[list[int], int], int | None]:
+    """A stop rule shared by our decode loop and the benchmark's `generate` baselines.
+
+    Stop right after the first new token whose text completes one of `stops`.
+    """
+    stops = tuple(s for s in stops if s)
+    if not stops:
+        return lambda out, n_new: None
+    keep = max(len(s) for s in stops) - 1
+
+    def check(out: list[int], n_new: int) -> int | None:
+        base = len(out) - n_new
+        ctx = "".join(text(t) for t in out[max(0, base - keep):base])[-keep:] if keep else ""
+        for i in range(base, len(out)):
+            ctx += text(out[i])
+            if any(s in ctx for s in stops):
+                return i + 1
+            ctx = ctx[-keep:] if keep else ""
+        return None
+
+    return check
+
+
+class ModelEngine:
+    def __init__(self, loaded: LoadedModel):
+        self.loaded = loaded
+        self.spec = loaded.spec
+        self.tokenizer = loaded.tokenizer
+        self.backend = HFBackend(loaded.model, loaded.device)
+        self.token_text = TokenText(self.tokenizer)
+        gc = getattr(loaded.model, "generation_config", None)
+        eos = getattr(gc, "eos_token_id", None) or self.tokenizer.eos_token_id
+        self.stop_ids = frozenset(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        self.stop_check = make_stop_check(self.spec.stop, self.token_text)
+        cfg = loaded.model.config.get_text_config()
+        self.max_positions = getattr(cfg, "max_position_embeddings", None) or 4096
+
+    @classmethod
+    def load(cls, name: str | None = None, device: str | None = None, dtype: str | None = None) -> ModelEngine:
+        return cls(load_model(name, device=device, dtype=dtype))
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def prompt_ids(self, req: ApplyRequest) -> list[int]:
+        text = self.spec.render(self.tokenizer, req.original, req.update, req.instruction)
+        # A chat template writes its own BOS; a completion prompt needs the tokenizer's.
+        return self.tokenizer(text, add_special_tokens=self.spec.format != "chat")["input_ids"]
+
+    def budget(self, req: ApplyRequest, prompt_len: int) -> int:
+        n_file = len(self.encode(req.original))
+        want = req.max_output_tokens or (n_file + len(self.encode(req.update)) + _BUDGET_SLACK)
+        if prompt_len + want > self.max_positions:
+            raise ApplyError("too_long", f"the file is too long for the model's context: prompt {prompt_len} tokens + "
+                                         f"output budget {want} > {self.max_positions}; split the file or use a "
+                                         "longer-context model")
+        return want
+
+    def generate(self, req: ApplyRequest, draft_texts: Sequence[tuple[str, str]] | None,
+                 should_stop: Callable[[], bool] | None, stats: Stats,
+                 k_max: int = 128) -> Iterator[TextDelta | tuple[str, list[Finding]]]:
+        """Yield TextDelta events, then one (merged, findings) tuple.
+
+        `draft_texts=None` decodes plainly; otherwise the texts (first = primary) are the draft.
+        """
+        ids = self.prompt_ids(req)
+        max_new = self.budget(req, len(ids))
+        drafter = None
+        if draft_texts is not None:
+            drafter = SourceDrafter([(name, self.encode(text)) for name, text in draft_texts])
+        s = req.sampling
+        cfg = DecodeConfig(max_new_tokens=max_new, temperature=s.temperature, top_p=s.top_p, seed=s.seed,
+                           k_max=k_max)
+        out: list[int] = []
+        sent = ""
+        for new in decode(self.backend, ids, drafter, cfg, self.stop_ids, self.stop_check, should_stop, stats):
+            out.extend(new)
+            raw = self.tokenizer.decode(out, skip_special_tokens=True)
+            # A multi-byte character split across tokens decodes as U+FFFD until it is complete.
+            visible = self.spec.extract(raw.rstrip("\ufffd"), final=False)
+            if len(visible) > len(sent):
+                yield TextDelta(visible[len(sent):])
+                sent = visible
+        raw = self.tokenizer.decode(out, skip_special_tokens=True)
+        merged = self.spec.extract(raw, final=True)
+        findings = []
+        stopped = bool(out) and (out[-1] in self.stop_ids or self.stop_check(out, 1) is not None)
+        if not stopped:
+            findings.append(Finding("truncated", f"the model did not finish within {max_new} tokens; output is incomplete"))
+        if merged[:len(sent)] != sent:  # cannot happen with a prefix-stable extract; guard the stream contract
+            findings.append(Finding("stream", "final text does not extend the streamed text"))
+        elif len(merged) > len(sent):
+            yield TextDelta(merged[len(sent):])
+        yield merged, findings

