@@ -30,3 +30,9 @@ test: setup
 
 clean-cache:
 	rm -rf $${FASTAPPLY_CACHE:-$$HOME/.cache/fastapply}
+
+# VS Code extension: install (locked), compile, test the client logic against the real server, package.
+.PHONY: test-vscode
+test-vscode: $(STAMP)
+	cd editor-plugins/vscode && npm ci --no-audit --no-fund && npx tsc -p . \
+		&& npm test && npx vsce package --skip-license -o fastapply.vsix

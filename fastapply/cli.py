@@ -11,7 +11,7 @@ from fastapply.api import ENGINES, Applier, ApplyError, ApplyRequest, ApplyResul
 from fastapply.fsutil import atomic_write, read_source
 
 # Modules with `register(subparsers)`; each adds its subcommands with `set_defaults(func=...)`.
-FRONTENDS: tuple[str, ...] = ()
+FRONTENDS: tuple[str, ...] = ("fastapply.codemod.cli", "fastapply.grpc_cli")
 
 EXIT_FAIL, EXIT_USAGE = 1, 2
 

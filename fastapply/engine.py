@@ -91,24 +91,31 @@ class ModelEngine:
                                          "longer-context model")
         return want
 
-    def generate(self, req: ApplyRequest, draft_texts: Sequence[tuple[str, str]] | None,
-                 should_stop: Callable[[], bool] | None, stats: Stats,
-                 k_max: int = 128) -> Iterator[TextDelta | tuple[str, list[Finding]]]:
-        """Yield TextDelta events, then one (merged, findings) tuple.
-
-        `draft_texts=None` decodes plainly; otherwise the texts (first = primary) are the draft.
-        """
+    def decode_tokens(self, req: ApplyRequest, draft_texts: Sequence[tuple[str, str]] | None,
+                      should_stop: Callable[[], bool] | None, stats: Stats,
+                      k_max: int = 128) -> Iterator[list[int]]:
+        """Yield verified output tokens in chunks. `draft_texts=None` decodes plainly; otherwise the
+        texts (first = primary) are the draft sources."""
         ids = self.prompt_ids(req)
-        max_new = self.budget(req, len(ids))
         drafter = None
         if draft_texts is not None:
             drafter = SourceDrafter([(name, self.encode(text)) for name, text in draft_texts])
         s = req.sampling
-        cfg = DecodeConfig(max_new_tokens=max_new, temperature=s.temperature, top_p=s.top_p, seed=s.seed,
-                           k_max=k_max)
+        cfg = DecodeConfig(max_new_tokens=self.budget(req, len(ids)), temperature=s.temperature, top_p=s.top_p,
+                           seed=s.seed, k_max=k_max)
+        yield from decode(self.backend, ids, drafter, cfg, self.stop_ids, self.stop_check, should_stop, stats)
+
+    def finished(self, out: list[int]) -> bool:
+        """Did the output end on a stop token or stop string (rather than run out of budget)?"""
+        return bool(out) and (out[-1] in self.stop_ids or self.stop_check(out, 1) is not None)
+
+    def generate(self, req: ApplyRequest, draft_texts: Sequence[tuple[str, str]] | None,
+                 should_stop: Callable[[], bool] | None, stats: Stats,
+                 k_max: int = 128) -> Iterator[TextDelta | tuple[str, list[Finding]]]:
+        """Yield TextDelta events as text is verified, then one (merged, findings) tuple."""
         out: list[int] = []
         sent = ""
-        for new in decode(self.backend, ids, drafter, cfg, self.stop_ids, self.stop_check, should_stop, stats):
+        for new in self.decode_tokens(req, draft_texts, should_stop, stats, k_max):
             out.extend(new)
             raw = self.tokenizer.decode(out, skip_special_tokens=True)
             # A multi-byte character split across tokens decodes as U+FFFD until it is complete.
@@ -119,10 +126,10 @@ class ModelEngine:
         raw = self.tokenizer.decode(out, skip_special_tokens=True)
         merged = self.spec.extract(raw, final=True)
         findings = []
-        stopped = bool(out) and (out[-1] in self.stop_ids or self.stop_check(out, 1) is not None)
-        if not stopped:
-            findings.append(Finding("truncated", f"the model did not finish within {max_new} tokens; output is incomplete"))
-        if merged[:len(sent)] != sent:  # cannot happen with a prefix-stable extract; guard the stream contract
+        if not self.finished(out):
+            findings.append(Finding("truncated", f"the model did not finish within {len(out)} tokens; "
+                                                 "the output is incomplete"))
+        if merged[:len(sent)] != sent:  # cannot happen with a prefix-stable extract; guards the stream contract
             findings.append(Finding("stream", "final text does not extend the streamed text"))
         elif len(merged) > len(sent):
             yield TextDelta(merged[len(sent):])

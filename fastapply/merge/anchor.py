@@ -18,7 +18,7 @@ from fastapply.merge.text import is_blank, is_trivial, key, reindent
 
 MAX_PAIRS = 4000  # anchor-occurrence pairs examined per region
 WEIGHT_INS, WEIGHT_DEL = 1, 2  # removing original lines is the bolder reading
-MARGIN = 2  # keep candidates up to best + MARGIN (for ordering and confidence)
+MARGIN = 4  # keep candidates up to best + MARGIN (for ordering, ambiguity and confidence)
 
 
 @dataclass
@@ -30,6 +30,7 @@ class Candidate:
     first: int  # index in the region of the first anchor line
     last: int  # index in the region of the last anchor line
     context: int = 0  # region lines matching consecutively inwards from both anchors
+    matched: int = 0  # region lines (between the anchors) that this placement explains as unchanged
 
 
 @dataclass
@@ -63,8 +64,27 @@ def _anchor_choices(lines: list[str], idx: OriginalIndex) -> list[tuple[int, int
     present = [i for i, ln in enumerate(lines) if not is_blank(ln) and ln.strip() in idx.stripped]
     if not present:
         return []
-    heads, tails = present[:3], present[::-1][:8]
+    inner = _inner_closers(lines, set(present))
+    heads = [i for i in present if i not in inner][:3]
+    tails = [i for i in present[::-1] if i not in inner][:8]
     return [(a, b) for a in heads for b in tails if a <= b]
+
+
+def _inner_closers(lines: list[str], present: set[int]) -> set[int]:
+    """Closing-bracket lines (`}`, `);`) that close a bracket opened on a new line of the region:
+    they end new code and say nothing about where the region goes."""
+    stack: list[int] = []
+    inner = set()
+    for i, ln in enumerate(lines):
+        s = ln.strip()
+        if s and s[0] in "})]" and is_trivial(s) and stack and stack[-1] not in present:
+            inner.add(i)
+        for ch in s:
+            if ch in "{([":
+                stack.append(i)
+            elif ch in "})]" and stack:
+                stack.pop()
+    return inner
 
 
 def _context(shifted: list[str], a: int, b: int, idx: OriginalIndex, s: int, e: int) -> int:
@@ -128,23 +148,44 @@ def _place(lines: list[str], a: int, b: int, idx: OriginalIndex) -> list[Candida
     best: int | None = None
     found: list[Candidate] = []
     keys_cache: dict[int, list[str]] = {}
-    for i, (lb, s, e, shifted) in enumerate(pairs):
-        if best is not None and WEIGHT_INS * lb > best + MARGIN and i not in must:
-            continue
+    deferred: list[int] = []
+
+    def region_keys(shifted: list[str]) -> list[str]:
         rk = keys_cache.get(id(shifted))
         if rk is None:
             rk = keys_cache[id(shifted)] = [key(x) for x in shifted[a:b + 1]]
-        cap = len(rk) + 600 if best is None or i in must else best + MARGIN + len(rk)
+        return rk
+
+    def evaluate(i: int, cap: int) -> Candidate | None:
+        _, s, e, shifted = pairs[i]
+        rk = region_keys(shifted)
+        if not _has_solid_match(rk, idx, s, e):
+            return None
         d = edit_distance(rk, idx.keys[s:e + 1], cap=cap)
-        if d is None or not _has_solid_match(rk, idx, s, e):
+        if d is None:
+            return None
+        dels = (d - (len(rk) - (e - s + 1))) // 2
+        cost = WEIGHT_INS * (d - dels + outside) + WEIGHT_DEL * dels
+        return Candidate(cost, s, e, shifted, a, b, contexts[i], (len(rk) + (e - s + 1) - d) // 2)
+
+    for i, (lb, s, e, shifted) in enumerate(pairs):
+        if best is not None and WEIGHT_INS * lb > best + MARGIN:
+            if i in must:
+                deferred.append(i)
             continue
-        n_span = e - s + 1
-        dels = (d - (len(rk) - n_span)) // 2
-        ins = d - dels
-        cost = WEIGHT_INS * (ins + outside) + WEIGHT_DEL * dels
-        found.append(Candidate(cost, s, e, shifted, a, b, contexts[i]))
-        if best is None or cost < best:
-            best = cost
+        c = evaluate(i, span_len + 600 if best is None else best + MARGIN + span_len)
+        if c is not None:
+            found.append(c)
+            best = c.cost if best is None else min(best, c.cost)
+    # The placements that keep the most context must be known even when they are expensive (the
+    # caller refuses when they disagree with the cheapest); their exact cost beyond the margin is not.
+    for i in deferred:
+        c = evaluate(i, (best or 0) + MARGIN)
+        _, s, e, shifted = pairs[i]
+        if c is None and _has_solid_match(region_keys(shifted), idx, s, e):
+            c = Candidate((best or 0) + MARGIN + 1, s, e, shifted, a, b, contexts[i])
+        if c is not None:
+            found.append(c)
     return found
 
 

@@ -39,7 +39,7 @@ def merge(original: str, update: str, language: str | None, path: str | None) ->
     if not update.strip():
         return _refuse(["the update is empty"], lang)
     orig_lines, newline, trailing = split_lines(original)
-    upd_lines, _, _ = split_lines(update)
+    upd_lines, _, upd_trailing = split_lines(update)
 
     tree = parse(lang, original)
     if tree is not None and original.strip() and _unparsable(tree, original):
@@ -68,10 +68,24 @@ def merge(original: str, update: str, language: str | None, path: str | None) ->
         elif tm is not None and tm.reasons and tm.final:
             return _refuse(tm.reasons, lang, "tree-sitter")
     if result is None:
-        lm = merge_lines(regions, orig_lines, partial_ok=n_markers == 0)
+        lm = merge_lines(regions, orig_lines, partial_ok=n_markers == 0, lang=lang)
+        if lm.lines is None and n_markers:
+            # line anchors could not place it: align class members by kind and name instead
+            from fastapply.merge.members import merge_members
+
+            mm = merge_members(orig_lines, upd_lines, lang)
+            if mm is not None and mm.lines is not None:
+                text = join_lines(mm.lines, newline, trailing or not orig_lines)
+                if not [f for f in validate(original, update, text, lang) if f.severity == "error"]:
+                    return MergeResult(text, mm.confidence, ["placed by member names: " + lm.reasons[0]], lang,
+                                       "tree-sitter")
         if lm.lines is None:
             return _refuse(lm.reasons, lang, method)
         result = lm.lines
+        if lm.reaches_end and upd_trailing != trailing and orig_lines:
+            # The snippet shows the file's last line, without (or with) the final newline the original
+            # has: an editor keeps the file's convention, a model may not. Say so; keep the file's.
+            pass
         confidence = 0.95 if lm.margin >= 2 else 0.8 if lm.margin == 1 else 0.7
         confidence -= 0.05 * min(lm.fuzzy, 4)
         doubts = []

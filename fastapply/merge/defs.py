@@ -51,6 +51,7 @@ class Definition:
     parent: int  # id of the enclosing definition's node (0 at top level)
     node: object = field(repr=False, default=None)
     members: list["Definition"] = field(default_factory=list, repr=False)
+    body: object = field(repr=False, default=None)  # the node holding the members (class body, ...)
 
 
 def _end_row(node) -> int:
@@ -169,6 +170,11 @@ def _collect_in(container, src: bytes, parent: int) -> list[Definition]:
     return out
 
 
+def as_definition(node, src: bytes) -> Definition | None:
+    """The definition a node is (with its members), or None."""
+    return _as_definition(node, src, 0)
+
+
 def _as_definition(node, src: bytes, parent: int) -> Definition | None:
     inner = node
     while inner.type in _WRAPPERS:
@@ -199,7 +205,8 @@ def _as_definition(node, src: bytes, parent: int) -> Definition | None:
     line_end = src.find(b"\n", inner.start_byte)
     header = src[line_start:line_end if line_end >= 0 else len(src)].decode("utf-8", "replace").strip()
     d = Definition(kind, name, start, start, _end_row(node), row, header, parent, node)
-    d.members = _collect_in(_body(inner) or inner, src, id(node)) if kind in ("type", "impl", "test") else []
+    d.body = _body(inner) if kind in ("type", "impl", "test") else None
+    d.members = _collect_in(d.body or inner, src, id(node)) if kind in ("type", "impl", "test") else []
     return d
 
 

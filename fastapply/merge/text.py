@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from difflib import SequenceMatcher
 
 
@@ -91,3 +92,22 @@ def is_trivial(line: str) -> bool:
     """A line too common to anchor anything on its own."""
     s = line.strip()
     return not s or s in TRIVIAL or len(s) <= 2
+
+
+_KEY_SPLIT = re.compile(r"\s*(?::|=|\()")
+
+
+def line_key(line: str) -> str:
+    """What a line is about: the text before its first ':', '=' or '(' (`FEATURE_05: true` ->
+    `FEATURE_05`, `export const VERSION = '1'` -> `export const VERSION`), else its first word."""
+    s = line.strip()
+    m = _KEY_SPLIT.search(s)
+    if m and m.start() > 0:
+        return " ".join(s[:m.start()].split())
+    return s.split()[0] if s else ""
+
+
+def same_subject(a: str, b: str) -> bool:
+    """Two lines that are versions of one another: same key (not a trivial one) and similar text."""
+    ka, kb = line_key(a), line_key(b)
+    return bool(ka) and ka == kb and len(ka) >= 3 and not is_trivial(ka) and similar(a, b, 0.6)

@@ -60,6 +60,19 @@ def _broken(tree, src: str) -> bool:
     return tree.root_node.type == "ERROR" or _unparsable(tree, src)
 
 
+def parse_definitions(lines: list[str], lang: str) -> list[Definition] | None:
+    """Definitions in a dedented fragment; [] when it parses as plain statements; None when the
+    language has no grammar."""
+    if parse(lang, "") is None:
+        return None
+    src = "\n".join(lines) + "\n"
+    tree = parse(lang, src)
+    if not tree.root_node.has_error:  # valid as it stands: do not read `if (x) {` as a method
+        return collect(tree, src.encode("utf-8"))
+    parsed = _parse_snippet(lines, lang)
+    return parsed[0] if parsed else []
+
+
 def _covers(defs: list[Definition], lines: list[str], offset: int) -> bool:
     """Every non-blank snippet line belongs to one of the definitions (no loose statements)."""
     covered = set()

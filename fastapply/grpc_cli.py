@@ -1,0 +1,161 @@
+"""`fastapply serve` and `fastapply client ...`: the gRPC front-end's subcommands (see cli.FRONTENDS)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+from fastapply.api import ApplyError, ApplyResult, TextDelta
+from fastapply.cli import EXIT_FAIL, add_model_args, add_request_args, request_from_args
+
+
+def register(sub) -> None:
+    p = sub.add_parser("serve", help="serve ApplyEdit over gRPC (health, reflection, optional token/TLS)")
+    add_model_args(p)
+    p.add_argument("--host", default="127.0.0.1", help="listen address (default loopback: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=50051, help="0 picks a free port (printed at start)")
+    p.add_argument("--token-file", default=None, help="require `authorization: Bearer <token in file>` on every call")
+    p.add_argument("--tls-cert", default=None, help="PEM certificate chain (with --tls-key)")
+    p.add_argument("--tls-key", default=None, help="PEM private key (with --tls-cert)")
+    p.add_argument("--no-preload", action="store_true",
+                   help="load the model on the first model request, not at start (health is SERVING at once)")
+    p.add_argument("--metrics-port", type=int, default=None, help="serve Prometheus metrics on http://HOST:PORT/metrics")
+    p.add_argument("--max-queue", type=int, default=32,
+                   help="model requests allowed to wait for the model; more get RESOURCE_EXHAUSTED (default 32)")
+    p.add_argument("--workers", type=int, default=64, help="threads = most concurrent calls (default 64)")
+    p.add_argument("--max-request-mb", type=float, default=16.0, help="largest request message in MiB (default 16)")
+    p.add_argument("--grace", type=float, default=30.0, help="seconds to drain in-flight calls on SIGTERM (default 30)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log every call")
+    p.set_defaults(func=cmd_serve)
+
+    c = sub.add_parser("client", help="call a fastapply gRPC server")
+    csub = c.add_subparsers(dest="client_command", required=True)
+    a = csub.add_parser("apply", help="apply an update snippet to FILE on a server; print the merged file")
+    a.add_argument("file")
+    a.add_argument("--update", required=True, help="the update snippet file, or - for stdin")
+    _add_conn_args(a)
+    a.add_argument("--in-place", action="store_true", help="write the merged file back (atomically) if it is valid")
+    a.add_argument("--stream", action="store_true", help="print text as the server verifies it")
+    a.add_argument("--json", action="store_true", help="print the result as JSON")
+    a.add_argument("--force", action="store_true", help="print the output even if validation failed (never writes)")
+    a.add_argument("--quiet", action="store_true", help="no stats line")
+    add_request_args(a)
+    a.set_defaults(func=cmd_client_apply)
+    h = csub.add_parser("health", help="print the server's health status (exit 1 unless SERVING)")
+    _add_conn_args(h)
+    h.add_argument("--service", default="", help="service name (default: the whole server)")
+    h.set_defaults(func=cmd_client_health)
+
+
+def _add_conn_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--server", default="127.0.0.1:50051", help="HOST:PORT (default 127.0.0.1:50051)")
+    p.add_argument("--token-file", default=None, help="file holding the server's bearer token")
+    p.add_argument("--tls-ca", default=None, help="CA certificate (PEM) to verify the server; enables TLS")
+    p.add_argument("--timeout", type=float, default=None, help="deadline in seconds")
+
+
+def _read_file(path: str | None, what: str) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise ApplyError("invalid_argument", f"cannot read {what} {path!r}: {e.strerror}") from None
+
+
+def cmd_serve(args) -> int:
+    from fastapply.server import FastApplyServer, is_loopback, read_token_file, serve_until_signal
+
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise ApplyError("usage", "--tls-cert and --tls-key go together")
+    token = read_token_file(args.token_file) if args.token_file else None
+    if not is_loopback(args.host) and not token:
+        logging.getLogger("fastapply.server").warning(
+            "listening on %s without --token-file: anyone who can reach it can use the model", args.host)
+    server = FastApplyServer(
+        host=args.host, port=args.port, token=token,
+        tls_cert=_read_file(args.tls_cert, "TLS certificate"), tls_key=_read_file(args.tls_key, "TLS key"),
+        max_queue=args.max_queue, workers=args.workers, max_request_bytes=int(args.max_request_mb * 1024 * 1024),
+        preload=not args.no_preload, metrics_port=args.metrics_port,
+        model_name=args.model, device=args.device, dtype=args.dtype)
+
+    def started(s):
+        extra = f", metrics on http://{s.host}:{s.metrics_port}/metrics" if s.metrics_port is not None else ""
+        print(f"fastapply: serving on {s.address} ({'TLS' if s.tls else 'plaintext'}"
+              f"{', token required' if token else ''}){extra}", file=sys.stderr, flush=True)
+
+    return serve_until_signal(server, grace=args.grace, on_started=started)
+
+
+def _client(args):
+    from fastapply.client import FastApplyClient
+    from fastapply.server import read_token_file
+
+    token = read_token_file(args.token_file) if args.token_file else None
+    return FastApplyClient(args.server, token=token, tls_ca=args.tls_ca, timeout=args.timeout)
+
+
+def cmd_client_health(args) -> int:
+    with _client(args) as c:
+        status = c.health(args.service, timeout=args.timeout or 5.0)
+    print(status)
+    return 0 if status == "SERVING" else EXIT_FAIL
+
+
+def cmd_client_apply(args) -> int:
+    from fastapply.api import decode_utf8
+    from fastapply.fsutil import atomic_write, read_source
+
+    if args.force and args.in_place:
+        raise ApplyError("usage", "--force never writes; drop --in-place")
+    src = read_source(args.file, "file")
+    if not src.text.strip():
+        raise ApplyError("invalid_argument", f"file {args.file!r} is empty: nothing to apply an edit to")
+    if args.update == "-":
+        update = decode_utf8(sys.stdin.buffer.read(), "update from stdin")
+    else:
+        update = read_source(args.update, "update").text
+    req = request_from_args(args, src.text, update, args.file)
+    stream = args.stream and not args.in_place and not args.json
+    result: ApplyResult | None = None
+    with _client(args) as c:
+        if not stream:
+            result = c.apply_request(req)
+        else:
+            for ev in c.apply_stream_request(req):
+                if isinstance(ev, TextDelta):
+                    sys.stdout.write(ev.text)
+                    sys.stdout.flush()
+                else:
+                    result = ev
+    assert result is not None
+    errors = [f for f in result.findings if f.severity == "error"]
+    if args.json:
+        print(json.dumps({"merged": result.merged, "engine": result.engine, "language": result.language,
+                          "ok": result.ok, "stats": vars(result.stats) | {"tokens_per_s": result.stats.tokens_per_s},
+                          "findings": [vars(f) for f in result.findings]}))
+    elif errors and not args.force:
+        if stream:
+            sys.stdout.write("\n")
+        raise ApplyError("refused", "the result failed validation, nothing written: "
+                         + "; ".join(f"{f.kind}: {f.message}" for f in errors))
+    elif args.in_place:
+        if result.merged == src.text:
+            print(f"fastapply: {args.file}: unchanged", file=sys.stderr)
+        else:
+            with open(src.path, "rb") as f:
+                if f.read() != src.raw:
+                    raise ApplyError("refused", f"{args.file} changed on disk while the edit was applied; "
+                                                "nothing written, run again")
+            atomic_write(src.path, src.encode(result.merged))
+            print(f"fastapply: wrote {args.file}", file=sys.stderr)
+    elif not stream:
+        sys.stdout.write(result.merged)
+    if not args.quiet:
+        print(f"fastapply: engine={result.engine} language={result.language} {result.stats.line()}", file=sys.stderr)
+    return EXIT_FAIL if errors else 0

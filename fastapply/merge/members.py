@@ -1,0 +1,190 @@
+"""Tree fallback for snippets with markers inside a class: align the snippet's members with the
+original's by kind and name.
+
+Used when line anchors cannot place a region (a method whose signature changed, such as
+`add(number)` -> `static add(a, b)`, or a new method whose only neighbours are a marker and the
+class's closing brace). Within one container, reading the snippet's items in order:
+- a marker keeps the original members up to the next member the snippet names;
+- a named member replaces the original member of the same kind and name;
+- original members between two named members with no marker between them are deleted, as are
+  those before the first / after the last item when no marker stands there;
+- a new member goes where its neighbours put it; next to a marker whose other side is open, its
+  place is unknown and the merge refuses.
+"""
+
+from __future__ import annotations
+
+from fastapply.languages import parse
+from fastapply.markers import marker_flags
+from fastapply.merge.defs import Definition, as_definition
+from fastapply.merge.text import indent_of, is_blank, reindent
+from fastapply.merge.tree import TreeMerge, _broken
+
+
+class Refuse(Exception):
+    pass
+
+
+def _items(container, src: bytes, markers: set[int]) -> list:
+    """('marker', row) / ('def', Definition) / ('other', node) for a container's children.
+    Comments that are not markers belong to the definition below them."""
+    out = []
+    for child in container.named_children:
+        row = child.start_point.row
+        if "comment" in child.type:
+            if row in markers:
+                out.append(("marker", row))
+            continue
+        d = as_definition(child, src)
+        out.append(("def", d) if d is not None else ("other", child))
+    return out
+
+
+def merge_members(orig_lines: list[str], upd_lines: list[str], lang: str | None) -> TreeMerge | None:
+    if lang is None or parse(lang, "") is None:
+        return None
+    u_src = "\n".join(upd_lines) + "\n"
+    u_tree = parse(lang, u_src)
+    if u_tree is None or _broken(u_tree, u_src):
+        return None
+    o_src = "\n".join(orig_lines) + "\n"
+    o_tree = parse(lang, o_src)
+    flags = marker_flags(upd_lines, orig_lines)
+    markers = {i for i, f in enumerate(flags) if f}
+    if not markers:
+        return None
+    o_src_b, u_src_b = o_src.encode("utf-8"), u_src.encode("utf-8")
+    o_top = [d for d in (as_definition(c, o_src_b) for c in o_tree.root_node.named_children) if d is not None]
+    edits: list[tuple[int, int, list[str]]] = []
+    try:
+        _align(_items(u_tree.root_node, u_src_b, markers), o_top, None, orig_lines, upd_lines, u_src_b, markers,
+               edits)
+    except Refuse as e:
+        return TreeMerge(None, 0.0, [str(e)])
+    if not edits:
+        return None
+    edits.sort(key=lambda e: (e[0], e[1]))
+    out, pos = [], 0
+    for start, end, new in edits:
+        if start < pos:
+            return TreeMerge(None, 0.0, ["member edits overlap"])
+        out.extend(orig_lines[pos:start])
+        out.extend(new)
+        pos = end
+    out.extend(orig_lines[pos:])
+    return TreeMerge(out, 0.75)
+
+
+def _text(u_lines: list[str], d: Definition) -> list[str]:
+    return u_lines[d.start:d.end + 1]
+
+
+def _has_markers_inside(d: Definition, markers: set[int]) -> bool:
+    return any(d.start < m < d.end for m in markers)
+
+
+def _align(items, o_members: list[Definition], container: Definition | None, orig: list[str], upd: list[str],
+           u_src: bytes, markers: set[int], edits: list) -> None:
+    for kind, x in items:
+        if kind == "other":
+            raise Refuse(f"the snippet has a statement the member alignment cannot place "
+                         f"(line {x.start_point.row + 1})")
+    # match named members
+    matched: dict[int, Definition] = {}
+    for n, (kind, u) in enumerate(items):
+        if kind != "def":
+            continue
+        same = [o for o in o_members if o.kind == u.kind and o.name == u.name]
+        if len(same) > 1:
+            same = [o for o in same if o.header == u.header] or same
+        if len(same) > 1:
+            raise Refuse(f"`{u.name}` occurs {len(same)} times in the original")
+        if same:
+            matched[n] = same[0]
+    order = [o_members.index(o) for _, o in sorted(matched.items())]
+    if order != sorted(order) or len(set(order)) != len(order):
+        raise Refuse("the snippet names members in another order than the original")
+    if container is not None and not matched and not any(k == "marker" for k, _ in items):
+        raise Refuse(f"nothing in the snippet's `{container.name}` matches its original members")
+    member_indent = indent_of(orig[o_members[0].node_start]) if o_members else None
+
+    cursor = 0  # next original member not yet kept, replaced or deleted
+    marker_open = False
+    last: Definition | None = None  # last original member emitted (kept or replaced)
+
+    def keep_until(k: int) -> None:
+        nonlocal cursor, last
+        if k > cursor:
+            last = o_members[k - 1]
+        cursor = max(cursor, k)
+
+    def delete_until(k: int) -> None:
+        nonlocal cursor
+        run = o_members[cursor:k]
+        if run and container is None and (last is None or k >= len(o_members)):
+            raise Refuse("no marker at the snippet's start or end: keep or delete the file's other definitions?")
+        if run:
+            start = (last.end + 1) if last is not None else run[0].start
+            end = run[-1].end + 1
+            if last is None:  # also the blank lines after the run
+                while end < len(orig) and is_blank(orig[end]) and (k >= len(o_members) or end < o_members[k].start):
+                    end += 1
+            for line_no in range(start, end):
+                if not is_blank(orig[line_no]) and not any(d.start <= line_no <= d.end for d in run):
+                    raise Refuse("deleting members would also delete other code between them")
+            edits.append((start, end, []))
+        cursor = max(cursor, k)
+
+    for n, (kind, u) in enumerate(items):
+        if kind == "marker":
+            marker_open = True
+            continue
+        o = matched.get(n)
+        if o is not None:
+            k = o_members.index(o)
+            (keep_until if marker_open else delete_until)(k)
+            marker_open = False
+            if u.members and o.members and _has_markers_inside(u, markers) and u.body is not None:
+                inner = _items(u.body, u_src, markers)
+                _align(inner, o.members, o, orig, upd, u_src, markers, edits)
+            else:
+                nxt = items[n + 1][0] if n + 1 < len(items) else None
+                closed = upd[u.end].strip()[:1] in ("}", ")", "]") or nxt == "def"
+                if not closed:  # e.g. a Python def followed by a marker: it may go on in the original
+                    raise Refuse(f"`{u.name}` is not shown to its end")
+                new = reindent(_text(upd, u), upd[u.node_start], orig[o.node_start])
+                if new is None:
+                    raise Refuse(f"cannot re-indent `{u.name}`")
+                start = o.start if u.start < u.attr_start else o.attr_start
+                edits.append((start, o.end + 1, new))
+            last, cursor = o, k + 1
+            continue
+        # a new member
+        rest = items[n + 1:]
+        if marker_open:
+            if container is None:
+                raise Refuse(f"new `{u.name}` follows a marker at the top level: its place in the file is unknown")
+            if any(k2 != "def" or (n + 1 + j) in matched for j, (k2, _) in enumerate(rest)):
+                raise Refuse(f"new `{u.name}` sits between a marker and more of the snippet: its place among the "
+                             "elided members is unknown")
+            keep_until(len(o_members))
+            marker_open = False
+        elif rest and rest[-1][0] == "marker" and all(k2 == "def" and (n + 1 + j) not in matched
+                                                      for j, (k2, _) in enumerate(rest[:-1])):
+            raise Refuse(f"new `{u.name}` is followed by a marker: it could go before or after the elided members")
+        anchor_line = orig[last.node_start] if last is not None else (
+            orig[o_members[cursor].node_start] if cursor < len(o_members) else None)
+        if anchor_line is None and member_indent is None:
+            raise Refuse(f"no original member to place new `{u.name}` next to")
+        target = (member_indent if anchor_line is None else indent_of(anchor_line)) + "x"
+        new = reindent(_text(upd, u), upd[u.node_start], target)
+        if new is None:
+            raise Refuse(f"cannot re-indent new `{u.name}`")
+        if last is not None:
+            edits.append((last.end + 1, last.end + 1, [""] + new))
+        elif container is not None:
+            close = container.end
+            edits.append((close, close, new + [""] if cursor < len(o_members) else new))
+        else:
+            raise Refuse(f"no place for new top-level `{u.name}`")
+    (keep_until if marker_open else delete_until)(len(o_members))

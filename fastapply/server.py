@@ -1,0 +1,511 @@
+"""gRPC front-end: the `fastapply.v1.FastApply` service over one `Applier`.
+
+- One model, one request at a time: model requests (engines speculative/plain) take turns in a
+  bounded FIFO queue (`ModelQueue`); when `max_queue` requests already wait, a new one gets
+  RESOURCE_EXHAUSTED at once. Structural requests need no model and never wait in that queue.
+- Client cancellation and deadlines stop decoding within one forward pass: `should_stop` checks
+  the RPC's liveness and time left; the decode loop then raises and frees the KV cache. A request
+  waiting in the queue leaves it the same way.
+- Standard health service (`grpc.health.v1`; SERVING once the model is loaded, or at once with
+  `preload=False`), server reflection, an optional bearer token checked on every call
+  (`authorization: Bearer <token>`, an interceptor), TLS, request size limits, Prometheus metrics,
+  graceful shutdown (`stop(grace)`; SIGTERM in `serve_until_signal`) that drains in-flight calls.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent import futures
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from fastapply.api import (
+    ENGINES,
+    Applier,
+    ApplyError,
+    ApplyRequest,
+    ApplyResult,
+    Sampling,
+    TextDelta,
+    check_request,
+    decode_utf8,
+)
+from fastapply.grpc_gen import fastapply_pb2 as pb
+from fastapply.grpc_gen import fastapply_pb2_grpc as pb_grpc
+from fastapply.metrics import Metrics, MetricsHTTPServer
+
+log = logging.getLogger("fastapply.server")
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["FastApply"].full_name  # "fastapply.v1.FastApply"
+DEFAULT_PORT = 50051
+DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
+STREAM_PIECE_CHARS = 64 * 1024  # a large TextDelta (the structural merge's whole file) goes out in pieces
+CODE_KEY = "fastapply-code"
+REASON_KEY = "fastapply-reason-bin"  # "-bin": values are bytes (UTF-8), so any reason text fits
+
+# fastapply error code -> gRPC status
+STATUS = {
+    "invalid_argument": grpc.StatusCode.INVALID_ARGUMENT,
+    "too_long": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "queue_full": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "refused": grpc.StatusCode.FAILED_PRECONDITION,
+    "unauthenticated": grpc.StatusCode.UNAUTHENTICATED,
+    "unavailable": grpc.StatusCode.UNAVAILABLE,
+    "cancelled": grpc.StatusCode.CANCELLED,
+    "deadline_exceeded": grpc.StatusCode.DEADLINE_EXCEEDED,
+    "internal": grpc.StatusCode.INTERNAL,
+}
+
+
+def is_loopback(host: str) -> bool:
+    return host in ("localhost", "::1", "[::1]") or host.startswith("127.")
+
+
+# -- request / result conversion ----------------------------------------------------------------
+
+def request_from_proto(m: pb.ApplyEditRequest) -> ApplyRequest:
+    """Proto -> ApplyRequest; non-UTF-8 content is refused (ApplyError invalid_argument)."""
+    s = m.sampling
+    return ApplyRequest(
+        original=decode_utf8(m.original, "the original"),
+        update=decode_utf8(m.update, "the update"),
+        instruction=m.instruction if m.HasField("instruction") else None,
+        language=m.language if m.HasField("language") and m.language else None,
+        path=m.path if m.HasField("path") and m.path else None,
+        engine=m.engine or "speculative",
+        sampling=Sampling(temperature=s.temperature, top_p=s.top_p if s.HasField("top_p") else 1.0,
+                          seed=s.seed if s.HasField("seed") else None),
+        max_output_tokens=m.max_output_tokens if m.HasField("max_output_tokens") else None,
+    )
+
+
+def request_to_proto(req: ApplyRequest) -> pb.ApplyEditRequest:
+    m = pb.ApplyEditRequest(
+        original=req.original.encode("utf-8") if isinstance(req.original, str) else req.original,
+        update=req.update.encode("utf-8") if isinstance(req.update, str) else req.update,
+        engine=req.engine,
+        sampling=pb.Sampling(temperature=req.sampling.temperature, top_p=req.sampling.top_p),
+    )
+    if req.instruction is not None:
+        m.instruction = req.instruction
+    if req.language is not None:
+        m.language = req.language
+    if req.path is not None:
+        m.path = req.path
+    if req.sampling.seed is not None:
+        m.sampling.seed = req.sampling.seed
+    if req.max_output_tokens is not None:
+        m.max_output_tokens = req.max_output_tokens
+    return m
+
+
+def response_from_result(r: ApplyResult, include_merged: bool = True) -> pb.ApplyEditResponse:
+    s = r.stats
+    errors = [f for f in r.findings if f.severity == "error"]
+    return pb.ApplyEditResponse(
+        merged=r.merged if include_merged else "",
+        engine=r.engine,
+        language=r.language or "",
+        stats=pb.Stats(output_tokens=s.output_tokens, forward_passes=s.forward_passes,
+                       drafted_tokens=s.drafted_tokens, accepted_tokens=s.accepted_tokens,
+                       prompt_tokens=s.prompt_tokens, prefill_ms=s.prefill_s * 1000, decode_ms=s.decode_s * 1000,
+                       tokens_per_s=s.tokens_per_s, tokens_per_pass=s.tokens_per_pass),
+        validation=pb.Validation(
+            ok=r.ok,
+            parses=not any(f.kind == "parse" for f in errors),
+            marker_leak=any(f.kind == "marker_leak" for f in r.findings),
+            findings=[pb.Finding(kind=f.kind, message=f.message, severity=f.severity) for f in r.findings],
+        ),
+    )
+
+
+# -- scheduling ---------------------------------------------------------------------------------
+
+class Stopped(Exception):
+    """Raised by ModelQueue.turn when the caller went away while waiting."""
+
+
+class ModelQueue:
+    """FIFO turns on the one model, with at most `max_waiting` callers waiting (beyond the running one).
+
+    `turn(should_stop)` blocks until it is the caller's turn; raises ApplyError("queue_full") when the
+    queue is full, or Stopped when `should_stop()` turns true while waiting (it leaves the queue).
+    """
+
+    def __init__(self, max_waiting: int, poll_s: float = 0.05):
+        if max_waiting < 0:
+            raise ValueError("max_waiting must be >= 0")
+        self.max_waiting = max_waiting
+        self._poll_s = poll_s
+        self._cond = threading.Condition()
+        self._waiting: deque[object] = deque()
+        self._busy = False
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiting)
+
+    @property
+    def busy(self) -> bool:
+        return self._busy
+
+    def wake(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+    @contextmanager
+    def turn(self, should_stop: Callable[[], bool]):
+        ticket = object()
+        with self._cond:
+            if self._busy or self._waiting:
+                if len(self._waiting) >= self.max_waiting:
+                    raise ApplyError("queue_full", f"the model queue is full ({len(self._waiting)} requests waiting "
+                                                   "for the one model); retry later, or use engine=structural")
+                self._waiting.append(ticket)
+                try:
+                    while self._busy or self._waiting[0] is not ticket:
+                        if should_stop():
+                            raise Stopped()
+                        self._cond.wait(self._poll_s)
+                finally:
+                    self._waiting.remove(ticket)
+                    self._cond.notify_all()
+            self._busy = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+
+
+# -- the service --------------------------------------------------------------------------------
+
+@dataclass
+class _Call:
+    """One RPC's cancellation/deadline watch: `should_stop()` turns true within one poll of either."""
+
+    context: grpc.ServicerContext
+    done: threading.Event
+
+    @classmethod
+    def watch(cls, context: grpc.ServicerContext, queue: ModelQueue) -> _Call:
+        done = threading.Event()
+
+        def on_end():
+            done.set()
+            queue.wake()  # a caller waiting for its turn notices at once
+
+        context.add_callback(on_end)
+        return cls(context, done)
+
+    def should_stop(self) -> bool:
+        return self.done.is_set() or not self.context.is_active() or self.context.time_remaining() <= 0
+
+    def stop_error(self) -> ApplyError:
+        if self.context.time_remaining() <= 0:
+            return ApplyError("deadline_exceeded", "the deadline expired before the merge finished; "
+                                                   "allow more time or send a smaller file")
+        return ApplyError("cancelled", "the call was cancelled by the client")
+
+
+class FastApplyServicer(pb_grpc.FastApplyServicer):
+    def __init__(self, applier: Applier, queue: ModelQueue, metrics: Metrics):
+        self.applier = applier
+        self.queue = queue
+        self.metrics = metrics
+
+    # Both RPCs run the same event stream; unary collects it.
+    def _events(self, request: pb.ApplyEditRequest, call: _Call) -> Iterator[TextDelta | ApplyResult]:
+        req = request_from_proto(request)
+        if req.engine == "structural":  # model-free: never waits for the model
+            yield from self.applier.apply_stream(req, call.should_stop)
+            return
+        check_request(req)  # bad input is refused before it queues
+        try:
+            with self.queue.turn(call.should_stop):
+                if not self.applier.model_loaded:
+                    try:
+                        self.applier.model  # noqa: B018 (loads it)
+                    except ApplyError as e:
+                        raise ApplyError("unavailable", f"the server's model could not be loaded: {e.message}") from None
+                yield from self.applier.apply_stream(req, call.should_stop)
+        except Stopped:
+            raise call.stop_error() from None
+
+    def _run(self, method: str, request: pb.ApplyEditRequest, context: grpc.ServicerContext):
+        """Yield response messages; map every failure to a status with a message saying what to fix."""
+        t0 = time.perf_counter()
+        engine = request.engine or "speculative"
+        engine = engine if engine in ENGINES else "unknown"  # a metrics label: keep its values few
+        self.metrics.request(method, engine)
+        self.metrics.add("fastapply_inflight_requests", 1)
+        call = _Call.watch(context, self.queue)
+        code = grpc.StatusCode.OK
+        events = self._events(request, call)
+        try:
+            for ev in events:
+                if call.should_stop():
+                    raise call.stop_error()
+                if isinstance(ev, ApplyResult):
+                    self.metrics.result(ev)
+                yield ev
+        except ApplyError as e:
+            if e.code == "cancelled" and call.should_stop():
+                e = call.stop_error()
+            code = STATUS.get(e.code, grpc.StatusCode.UNKNOWN)
+            md = [(CODE_KEY, e.code)] + [(REASON_KEY, r.encode("utf-8")) for r in e.reasons]
+            context.set_trailing_metadata(md)
+            context.abort(code, e.message)
+        except GeneratorExit:  # the stream was dropped (client went away): not an error of ours
+            code = grpc.StatusCode.CANCELLED
+            raise
+        except Exception as e:
+            log.exception("internal error in %s", method)
+            code = grpc.StatusCode.INTERNAL
+            context.set_trailing_metadata([(CODE_KEY, "internal")])
+            context.abort(code, f"internal error: {type(e).__name__}: {e}")
+        finally:
+            events.close()  # releases the model turn and the decode's KV cache now, not at garbage collection
+            self.metrics.add("fastapply_inflight_requests", -1)
+            self.metrics.finished(code.name, engine, time.perf_counter() - t0)
+            log.debug("%s engine=%s -> %s in %.3fs", method, engine, code.name, time.perf_counter() - t0)
+
+    def ApplyEdit(self, request, context):  # noqa: N802 (gRPC naming)
+        result = None
+        for ev in self._run("ApplyEdit", request, context):
+            if isinstance(ev, ApplyResult):
+                result = ev
+        return response_from_result(result)
+
+    def ApplyEditStream(self, request, context):  # noqa: N802
+        run = self._run("ApplyEditStream", request, context)
+        try:
+            for ev in run:
+                if isinstance(ev, TextDelta):
+                    for i in range(0, len(ev.text), STREAM_PIECE_CHARS):
+                        yield pb.ApplyEditChunk(text=ev.text[i:i + STREAM_PIECE_CHARS])
+                else:
+                    yield pb.ApplyEditChunk(final=response_from_result(ev, include_merged=False))
+        finally:
+            run.close()  # a dropped stream stops the merge at once
+
+
+# -- auth ---------------------------------------------------------------------------------------
+
+class BearerTokenInterceptor(grpc.ServerInterceptor):
+    """Refuse every call whose `authorization` metadata is not `Bearer <token>` (UNAUTHENTICATED)."""
+
+    def __init__(self, token: str, metrics: Metrics | None = None):
+        self._expected = f"Bearer {token}".encode()
+        self._metrics = metrics
+
+    def intercept_service(self, continuation, handler_call_details):
+        got = ""
+        for key, value in handler_call_details.invocation_metadata or ():
+            if key == "authorization":
+                got = value if isinstance(value, str) else value.decode("latin-1")
+        if hmac.compare_digest(got.encode("utf-8", "replace"), self._expected):
+            return continuation(handler_call_details)
+        msg = ("missing `authorization: Bearer <token>` metadata; this server requires a token (--token-file)"
+               if not got else "the bearer token is not valid for this server")
+        if self._metrics is not None:
+            self._metrics.inc("fastapply_responses_total", code="UNAUTHENTICATED")
+            self._metrics.inc("fastapply_errors_total", code="UNAUTHENTICATED")
+
+        def refuse(request, context):
+            context.set_trailing_metadata([(CODE_KEY, "unauthenticated")])
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, msg)
+
+        handler = continuation(handler_call_details)
+        if handler is None:
+            return grpc.unary_unary_rpc_method_handler(refuse)
+        kw = dict(request_deserializer=handler.request_deserializer, response_serializer=handler.response_serializer)
+        if handler.request_streaming and handler.response_streaming:
+            return grpc.stream_stream_rpc_method_handler(refuse, **kw)
+        if handler.request_streaming:
+            return grpc.stream_unary_rpc_method_handler(refuse, **kw)
+        if handler.response_streaming:
+            return grpc.unary_stream_rpc_method_handler(refuse, **kw)
+        return grpc.unary_unary_rpc_method_handler(refuse, **kw)
+
+
+def read_token_file(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            token = f.read().strip()
+    except OSError as e:
+        raise ApplyError("invalid_argument", f"cannot read token file {path!r}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise ApplyError("invalid_argument", f"token file {path!r} is not UTF-8 text") from None
+    if not token:
+        raise ApplyError("invalid_argument", f"token file {path!r} is empty")
+    if not all(33 <= ord(c) < 127 for c in token):
+        raise ApplyError("invalid_argument", f"token in {path!r} must be printable ASCII without spaces")
+    return token
+
+
+# -- the server ---------------------------------------------------------------------------------
+
+class FastApplyServer:
+    """Build, start and stop the gRPC server. `port=0` binds a free port (read `.port` after start()).
+
+    `applier` is injectable (tests pass a test double of the engine); by default one is built from
+    `model_name`/`device`/`dtype`. With `preload=True` the model loads in the background at start and
+    health turns SERVING when it is loaded; with `preload=False` the model loads on first use and
+    health is SERVING at once.
+    """
+
+    def __init__(self, applier: Applier | None = None, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
+                 token: str | None = None, tls_cert: bytes | None = None, tls_key: bytes | None = None,
+                 max_queue: int = 32, workers: int = 64, max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+                 preload: bool = True, metrics_port: int | None = None,
+                 model_name: str | None = None, device: str | None = None, dtype: str | None = None):
+        if (tls_cert is None) != (tls_key is None):
+            raise ApplyError("invalid_argument", "TLS needs both a certificate and a key (--tls-cert and --tls-key)")
+        if workers < 2:
+            raise ApplyError("invalid_argument", "workers must be at least 2")
+        self.applier = applier if applier is not None else Applier(model_name=model_name, device=device, dtype=dtype)
+        self.host, self.port = host, port
+        self.tls = tls_cert is not None
+        self.preload = preload
+        self.metrics = Metrics()
+        self.queue = ModelQueue(max_queue)
+        self.metrics.gauge_fns["fastapply_queue_depth"] = lambda: self.queue.waiting
+        self.metrics.gauge_fns["fastapply_model_loaded"] = lambda: int(self.applier.model_loaded)
+        self.health = health.HealthServicer()
+        self.load_error: ApplyError | None = None
+        self.loaded = threading.Event()
+        interceptors = [BearerTokenInterceptor(token, self.metrics)] if token else []
+        self.server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fastapply-grpc"),
+            interceptors=interceptors,
+            # Beyond this many calls at once, gRPC answers RESOURCE_EXHAUSTED instead of queueing unseen.
+            maximum_concurrent_rpcs=workers,
+            options=[("grpc.max_receive_message_length", max_request_bytes),
+                     ("grpc.max_send_message_length", -1),
+                     ("grpc.so_reuseport", 0)],
+        )
+        pb_grpc.add_FastApplyServicer_to_server(FastApplyServicer(self.applier, self.queue, self.metrics), self.server)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        reflection.enable_server_reflection(
+            (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+            self.server)
+        address = f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+        try:
+            if self.tls:
+                bound = self.server.add_secure_port(address, grpc.ssl_server_credentials([(tls_key, tls_cert)]))
+            else:
+                bound = self.server.add_insecure_port(address)
+        except RuntimeError as e:
+            raise ApplyError("unavailable", f"cannot listen on {address}: {e}") from None
+        if not bound:
+            raise ApplyError("unavailable", f"cannot listen on {address} (port in use?)")
+        self.port = bound
+        self._metrics_http = MetricsHTTPServer(self.metrics, host, metrics_port) if metrics_port is not None else None
+        self.metrics_port = self._metrics_http.port if self._metrics_http else None
+        self._stopped = threading.Event()
+
+    @property
+    def address(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+    def _set_health(self, status) -> None:
+        for name in ("", SERVICE_NAME):
+            self.health.set(name, status)
+
+    def _preload(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            self.applier.model  # noqa: B018 (loads it)
+        except ApplyError as e:
+            self.load_error = e
+            log.error("the model could not be loaded: %s; health stays NOT_SERVING (structural requests "
+                      "are still served)", e.message)
+            return
+        except Exception as e:  # keep the server up for structural requests; say why the model is missing
+            self.load_error = ApplyError("unavailable", f"{type(e).__name__}: {e}")
+            log.exception("the model could not be loaded")
+            return
+        log.info("model loaded in %.1fs", time.perf_counter() - t0)
+        self.loaded.set()
+        if not self._stopped.is_set():
+            self._set_health(health_pb2.HealthCheckResponse.SERVING)
+
+    def start(self) -> FastApplyServer:
+        if self.preload and not self.applier.model_loaded:
+            self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+            threading.Thread(target=self._preload, name="fastapply-preload", daemon=True).start()
+        else:
+            self.loaded.set()
+            self._set_health(health_pb2.HealthCheckResponse.SERVING)
+        self.server.start()
+        if self._metrics_http:
+            self._metrics_http.start()
+        return self
+
+    def stop(self, grace: float | None = 30.0) -> threading.Event:
+        """Stop taking calls; let in-flight ones finish for up to `grace` seconds, then cancel them
+        (their decoding stops at the next forward pass). Returns an Event set when all is done."""
+        self._stopped.set()
+        self.health.enter_graceful_shutdown()
+        done = self.server.stop(grace)
+
+        def finish():
+            done.wait()
+            if self._metrics_http:
+                self._metrics_http.stop()
+
+        threading.Thread(target=finish, name="fastapply-stop", daemon=True).start()
+        return done
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the server has stopped (True) or `timeout` passed (False)."""
+        return not self.server.wait_for_termination(timeout)
+
+    def __enter__(self) -> FastApplyServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop(grace=0).wait()
+
+
+def serve_until_signal(server: FastApplyServer, grace: float = 30.0,
+                       on_started: Callable[[FastApplyServer], None] | None = None) -> int:
+    """Start `server`, run until SIGTERM/SIGINT, then drain in-flight calls for up to `grace` s.
+
+    Must run in the main thread (signal handlers). Returns 0 after a clean shutdown.
+    """
+    stopping = threading.Event()
+
+    def on_signal(signum, frame):
+        if stopping.is_set():  # a second signal: stop now, cancelling what still runs
+            log.info("%s again: cancelling in-flight calls", signal.Signals(signum).name)
+            threading.Thread(target=server.stop, args=(0,), daemon=True).start()
+            return
+        stopping.set()
+        log.info("%s: draining in-flight calls (up to %.0fs), then exiting", signal.Signals(signum).name, grace)
+        # server.stop takes gRPC locks: do it off the signal handler
+        threading.Thread(target=server.stop, args=(grace,), daemon=True).start()
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        server.start()
+        if on_started:
+            on_started(server)
+        while not server.wait(timeout=0.5):
+            pass
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    return 0

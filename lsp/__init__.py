@@ -1,0 +1,1 @@
+"""fastapply language server: `fastapply-lsp` (see `lsp.server`); minimal edits in `lsp.edits`."""

@@ -1,0 +1,423 @@
+"""fastapply language server (pygls 2): apply a lazy edit snippet to an open document.
+
+Commands (`workspace/executeCommand`), each with one argument object
+`{"uri": str, "update": str, "instruction"?: str, "engine"?: str}`:
+
+- `fastapply.applyEdit`: merges `update` into the text the server tracks for `uri` (didOpen /
+  didChange), then asks the client to apply a `WorkspaceEdit` of minimal TextEdits against the
+  version it read (`documentChanges` + `VersionedTextDocumentIdentifier`). It refuses, changing
+  nothing, when the document changed meanwhile, when the result failed validation, or when the
+  apply failed or was cancelled. Returns a summary (edits, changed lines, tokens/s, engine).
+- `fastapply.previewEdit`: same inputs; returns the merged text and a unified diff, edits nothing.
+
+Long applies report `$/progress` (server-created via `window/workDoneProgress/create` when the
+client supports it, or the client's own `workDoneToken`); `$/cancelRequest` or a progress cancel
+stops decoding. Failures are sent as `window/showMessage` and as the command's error.
+
+Run: `fastapply-lsp` (stdio) or `fastapply-lsp --tcp 2087`; `--engine`, `--model`, or
+`--server HOST:PORT` (gRPC; token from `--token-env`, default FASTAPPLY_TOKEN).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextvars
+import logging
+import os
+import sys
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from fastapply.api import ENGINES, ApplyError, ApplyRequest, ApplyResult, TextDelta
+from lsp.backend import Backend, LocalBackend, RemoteBackend
+from lsp.edits import changed_lines, minimal_edits, normalize_encoding, unified_diff
+
+log = logging.getLogger("fastapply.lsp")
+
+APPLY_COMMAND = "fastapply.applyEdit"
+PREVIEW_COMMAND = "fastapply.previewEdit"
+
+# JSON-RPC / LSP error codes
+INVALID_PARAMS = -32602
+REQUEST_CANCELLED = -32800
+CONTENT_MODIFIED = -32801
+REQUEST_FAILED = -32803
+
+_ERROR_CODES = {"invalid_argument": INVALID_PARAMS, "too_long": INVALID_PARAMS, "cancelled": REQUEST_CANCELLED}
+
+# The workDoneToken of the executeCommand request being dispatched (read by the command handler).
+_WORK_DONE_TOKEN: contextvars.ContextVar = contextvars.ContextVar("fastapply_work_done_token", default=None)
+
+
+class CommandFailed(JsonRpcException):
+    """A command error that reaches the client as the response's error (code, message, data)."""
+
+    def __init__(self, message: str, code: int = REQUEST_FAILED, reason: str = "failed",
+                 reasons: list[str] | None = None):
+        super().__init__(message=message, code=code, data={"reason": reason, "reasons": list(reasons or [])})
+
+
+class FastApplyProtocol(LanguageServerProtocol):
+    """Adds what pygls does not give a command handler: the request's cancellation, its workDoneToken."""
+
+    def _handle_cancel_notification(self, msg_id):
+        self._server.cancel_request(msg_id)
+        super()._handle_cancel_notification(msg_id)
+
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams):
+        _WORK_DONE_TOKEN.set(params.work_done_token)
+        return (yield from super().lsp_workspace__execute_command(params))
+
+
+@dataclass
+class ApplyArgs:
+    uri: str
+    update: str
+    instruction: str | None
+    engine: str
+    language: str | None = None
+
+
+class FastApplyServer(LanguageServer):
+    def __init__(self, backend: Backend, engine: str = "speculative", progress_interval: float = 0.2):
+        super().__init__("fastapply-lsp", _version(), protocol_cls=FastApplyProtocol,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.backend = backend
+        self.default_engine = engine
+        self.progress_interval = progress_interval
+        self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fastapply-apply")
+        self._cancel: dict[object, threading.Event] = {}
+        self._all_cancel: set[threading.Event] = set()
+
+    # -- cancellation -------------------------------------------------------------------------
+    def cancel_request(self, msg_id) -> None:
+        ev = self._cancel.get(msg_id)
+        if ev is not None:
+            log.info("cancel requested for %s", msg_id)
+            ev.set()
+
+    def cancel_all(self) -> None:
+        for ev in list(self._all_cancel):
+            ev.set()
+
+    # -- messages -----------------------------------------------------------------------------
+    def show(self, message: str, kind: types.MessageType = types.MessageType.Error) -> None:
+        self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def fail(self, message: str, code: int = REQUEST_FAILED, reason: str = "failed",
+             reasons: list[str] | None = None) -> CommandFailed:
+        """Tell the user (showMessage) and build the command's error."""
+        self.show(f"Fast Apply: {message}")
+        return CommandFailed(message, code, reason, reasons)
+
+    # -- the commands -------------------------------------------------------------------------
+    def parse_args(self, args: tuple) -> ApplyArgs:
+        if len(args) != 1 or not isinstance(args[0], dict):
+            raise self.fail("expected one argument {uri, update, instruction?, engine?}", INVALID_PARAMS,
+                            "invalid_argument")
+        a = args[0]
+        uri, update = a.get("uri"), a.get("update")
+        instruction, engine = a.get("instruction"), a.get("engine") or self.default_engine
+        language = a.get("language")
+        if not isinstance(uri, str) or not uri:
+            raise self.fail("argument 'uri' (a string) is missing", INVALID_PARAMS, "invalid_argument")
+        if not isinstance(update, str):
+            raise self.fail("argument 'update' (a string) is missing", INVALID_PARAMS, "invalid_argument")
+        if not update.strip():
+            raise self.fail("the update snippet is empty", INVALID_PARAMS, "invalid_argument")
+        if instruction is not None and not isinstance(instruction, str):
+            raise self.fail("argument 'instruction' must be a string", INVALID_PARAMS, "invalid_argument")
+        if engine not in ENGINES:
+            raise self.fail(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}", INVALID_PARAMS,
+                            "invalid_argument")
+        if language is not None and not isinstance(language, str):
+            raise self.fail("argument 'language' must be a string", INVALID_PARAMS, "invalid_argument")
+        unknown = sorted(set(a) - {"uri", "update", "instruction", "engine", "language"})
+        if unknown:
+            raise self.fail(f"unknown argument(s): {', '.join(unknown)}", INVALID_PARAMS, "invalid_argument")
+        return ApplyArgs(uri, update, instruction, engine, language)
+
+    def document(self, uri: str):
+        docs = self.workspace.text_documents
+        doc = docs.get(unquote(uri)) or docs.get(uri)
+        if doc is None:
+            raise self.fail(f"{_short(uri)} is not open in the editor (the server only edits documents "
+                            "the client opened)", INVALID_PARAMS, "unknown_document")
+        return doc
+
+    async def run_command(self, args: tuple, edit: bool) -> dict:
+        started = time.perf_counter()
+        a = self.parse_args(args)
+        doc = self.document(a.uri)
+        original, version = doc.source, doc.version
+        path = urlparse(a.uri).path if a.uri.startswith("file:") else None
+        req = ApplyRequest(original=original, update=a.update, instruction=a.instruction,
+                           path=unquote(path) if path else None, engine=a.engine, language=a.language)
+
+        cancel = threading.Event()
+        msg_id = self.protocol.msg_id
+        if msg_id is not None:
+            self._cancel[msg_id] = cancel
+        self._all_cancel.add(cancel)
+        progress = _Progress(self, cancel, _WORK_DONE_TOKEN.get())
+        try:
+            await progress.begin("Fast Apply" if edit else "Fast Apply: preview", f"{_short(a.uri)} ({a.engine})")
+            result = await self._apply(req, cancel, progress)
+        except ApplyError as e:
+            code = _ERROR_CODES.get(e.code, REQUEST_FAILED)
+            msg = "cancelled; nothing changed" if e.code == "cancelled" else f"{e.message}; nothing changed"
+            raise self.fail(msg, code, e.code, e.reasons) from None
+        except Exception as e:  # an engine bug must not take the server down, nor half-apply
+            log.exception("apply failed")
+            raise self.fail(f"internal error: {e}; nothing changed", REQUEST_FAILED, "internal") from None
+        finally:
+            progress.end()
+            self._cancel.pop(msg_id, None)
+            self._all_cancel.discard(cancel)
+
+        if not result.ok:
+            errors = [f"{f.kind}: {f.message}" for f in result.findings if f.severity == "error"]
+            raise self.fail("the merged file failed validation, nothing changed: " + "; ".join(errors),
+                            REQUEST_FAILED, "refused", errors)
+        if cancel.is_set():
+            raise self.fail("cancelled; nothing changed", REQUEST_CANCELLED, "cancelled")
+
+        enc = self.workspace.position_encoding or "utf-16"
+        encoding = normalize_encoding(getattr(enc, "value", enc))
+        edits = minimal_edits(original, result.merged, encoding)
+        removed, added = changed_lines(original, result.merged)
+        summary = {
+            "uri": a.uri,
+            "engine": result.engine,
+            "language": result.language,
+            "edits": len(edits),
+            "linesRemoved": removed,
+            "linesAdded": added,
+            "changedLines": max(removed, added) if edits else 0,
+            "outputTokens": result.stats.output_tokens,
+            "forwardPasses": result.stats.forward_passes,
+            "tokensPerSecond": round(result.stats.tokens_per_s, 1),
+            "seconds": round(time.perf_counter() - started, 3),
+            "version": version,
+            "findings": [{"kind": f.kind, "message": f.message, "severity": f.severity} for f in result.findings],
+        }
+        if not edit:
+            summary.update(merged=result.merged, diff=unified_diff(original, result.merged, _short(a.uri)),
+                           applied=False)
+            summary["message"] = _summary_line(summary, preview=True)
+            return summary
+
+        # The document may have changed while the engine ran: the edits would then be wrong.
+        now = self.workspace.text_documents.get(unquote(a.uri))
+        if now is None:
+            raise self.fail(f"{_short(a.uri)} was closed during the apply; nothing changed",
+                            CONTENT_MODIFIED, "document_closed")
+        if now.version != version or now.source != original:
+            raise self.fail(f"{_short(a.uri)} changed during the apply (version {version} -> {now.version}); "
+                            "nothing changed, run it again", CONTENT_MODIFIED, "stale")
+
+        if not edits:
+            summary.update(applied=True, message=f"Fast Apply: {_short(a.uri)} unchanged ({result.engine})")
+            return summary
+
+        workspace_edit = self._workspace_edit(a.uri, version, edits)
+        try:
+            response = await self.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=workspace_edit, label="Fast Apply"))
+        except Exception as e:
+            raise self.fail(f"the editor could not apply the edit: {e}", REQUEST_FAILED, "client") from None
+        if not response.applied:
+            raise self.fail("the editor refused the edit" + (f": {response.failure_reason}"
+                                                            if response.failure_reason else ""),
+                            REQUEST_FAILED, "client_refused")
+        summary.update(applied=True)
+        summary["message"] = _summary_line(summary)
+        return summary
+
+    def _workspace_edit(self, uri: str, version: int | None, edits) -> types.WorkspaceEdit:
+        lsp_edits = [types.TextEdit(range=types.Range(start=types.Position(e.start.line, e.start.character),
+                                                      end=types.Position(e.end.line, e.end.character)),
+                                    new_text=e.new_text) for e in edits]
+        caps = self.client_capabilities
+        ws = caps.workspace.workspace_edit if caps and caps.workspace else None
+        if ws is not None and ws.document_changes:
+            return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                edits=lsp_edits)])
+        return types.WorkspaceEdit(changes={uri: lsp_edits})  # clients without documentChanges
+
+    async def _apply(self, req: ApplyRequest, cancel: threading.Event, progress: _Progress) -> ApplyResult:
+        loop = asyncio.get_running_loop()
+        total = max(1, len(req.original))
+
+        def work() -> ApplyResult:
+            result = None
+            produced, last = 0, 0.0
+            applier = getattr(self.backend, "applier", None)
+            if req.engine != "structural" and applier is not None and not applier.model_loaded:
+                loop.call_soon_threadsafe(progress.report, "loading the model", 0)
+            for ev in self.backend.stream(req, cancel.is_set):
+                if isinstance(ev, TextDelta):
+                    produced += len(ev.text)
+                    now = time.monotonic()
+                    if now - last >= self.progress_interval:
+                        last = now
+                        pct = min(99, int(100 * produced / total))
+                        loop.call_soon_threadsafe(progress.report, f"{produced} chars written", pct)
+                elif isinstance(ev, ApplyResult):
+                    result = ev
+                if cancel.is_set():
+                    raise ApplyError("cancelled", "cancelled")
+            if result is None:
+                raise ApplyError("internal", "the engine ended without a result")
+            return result
+
+        return await loop.run_in_executor(self.executor, work)
+
+
+class _Progress:
+    """Work-done progress for one command; a no-op when the client has no progress support."""
+
+    def __init__(self, server: FastApplyServer, cancel: threading.Event, client_token):
+        self.server = server
+        self.cancel = cancel
+        self.token = client_token
+        self.active = False
+
+    async def begin(self, title: str, message: str) -> None:
+        wdp = self.server.work_done_progress
+        if self.token is None:
+            caps = self.server.client_capabilities
+            if not (caps and caps.window and caps.window.work_done_progress):
+                return
+            token = f"fastapply-{uuid.uuid4()}"
+            try:
+                await wdp.create_async(token)
+            except Exception as e:  # the client refused: go on without progress
+                log.info("progress create refused: %s", e)
+                return
+            self.token = token
+        wdp.begin(self.token, types.WorkDoneProgressBegin(title=title, message=message, cancellable=True,
+                                                          percentage=0))
+        fut = wdp.tokens.get(self.token)
+        if fut is not None:  # window/workDoneProgress/cancel cancels this future
+            fut.add_done_callback(lambda f: self.cancel.set() if f.cancelled() else None)
+        self.active = True
+
+    def report(self, message: str, percentage: int) -> None:
+        if self.active:
+            self.server.work_done_progress.report(
+                self.token, types.WorkDoneProgressReport(message=message, percentage=percentage))
+
+    def end(self) -> None:
+        if self.active:
+            self.active = False
+            self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message="done"))
+            self.server.work_done_progress.tokens.pop(self.token, None)
+
+
+def _short(uri: str) -> str:
+    return os.path.basename(unquote(urlparse(uri).path)) or uri
+
+
+def _summary_line(s: dict, preview: bool = False) -> str:
+    what = "preview" if preview else "applied"
+    speed = f", {s['tokensPerSecond']:.0f} tok/s" if s.get("outputTokens") else ""
+    return (f"Fast Apply {what}: {s['edits']} edit(s), -{s['linesRemoved']}/+{s['linesAdded']} lines, "
+            f"engine {s['engine']}{speed}, {s['seconds']:.2f}s")
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("fastapply")
+    except Exception:
+        return "0"
+
+
+def _not_a_command_failure(record: logging.LogRecord) -> bool:
+    """pygls logs every command error with a traceback; ours are expected outcomes, not bugs."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return not isinstance(exc, CommandFailed)
+
+
+def build_server(backend: Backend, engine: str = "speculative") -> FastApplyServer:
+    server = FastApplyServer(backend, engine)
+    json_rpc_log = logging.getLogger("pygls.protocol.json_rpc")
+    if _not_a_command_failure not in json_rpc_log.filters:
+        json_rpc_log.addFilter(_not_a_command_failure)
+
+    @server.command(APPLY_COMMAND)
+    async def apply_edit(ls: FastApplyServer, *args):
+        return await ls.run_command(args, edit=True)
+
+    @server.command(PREVIEW_COMMAND)
+    async def preview_edit(ls: FastApplyServer, *args):
+        return await ls.run_command(args, edit=False)
+
+    @server.feature(types.SHUTDOWN)
+    def on_shutdown(ls: FastApplyServer, *args):
+        ls.cancel_all()
+
+    return server
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fastapply-lsp", description="fastapply language server")
+    p.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
+    p.add_argument("--tcp", type=int, metavar="PORT", default=None, help="listen on a TCP port instead")
+    p.add_argument("--host", default="127.0.0.1", help="address for --tcp (default 127.0.0.1)")
+    p.add_argument("--engine", default="speculative", choices=ENGINES,
+                   help="engine when a command does not name one (default speculative)")
+    p.add_argument("--model", default=None, help="model for the in-process engine (spec name, HF dir or .gguf)")
+    p.add_argument("--device", default=None, help="cpu or cuda for the in-process engine")
+    p.add_argument("--dtype", default=None, choices=["fp32", "bf16", "fp16"])
+    p.add_argument("--server", default=None, metavar="HOST:PORT",
+                   help="forward applies to a fastapply gRPC server instead of running the engine here")
+    p.add_argument("--token-env", default="FASTAPPLY_TOKEN",
+                   help="environment variable holding the gRPC server's token (default FASTAPPLY_TOKEN)")
+    p.add_argument("--log-file", default=None, help="write logs here (stderr by default)")
+    p.add_argument("--log-level", default="WARNING")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(filename=args.log_file, level=args.log_level.upper(),
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.server:
+        backend: Backend = RemoteBackend(args.server, token=os.environ.get(args.token_env) or None)
+    else:
+        backend = LocalBackend(args.model, args.device, args.dtype)
+    server = build_server(backend, args.engine)
+    try:
+        if args.tcp is not None:
+            server.start_tcp(args.host, args.tcp)
+        else:
+            # The protocol owns the real stdout; anything else printing (a model library) goes to stderr.
+            proto_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+            os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+            sys.stdout = sys.stderr
+            server.start_io(sys.stdin.buffer, proto_out)
+    finally:
+        server.cancel_all()
+        backend.close()
+        server.executor.shutdown(wait=False, cancel_futures=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""Property tests: random edits of real files, rendered as lazy snippets, either merge back to the
+edited file exactly or are refused; arbitrary input never crashes the merge."""
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fastapply.merge import structural_merge
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "evals"
+
+# A few built-in files so the properties still run where ../shared is absent.
+_BUILTIN = [
+    ("python", "import os\n\n\nclass A:\n    def f(self, x):\n        y = x + 1\n        return y\n\n"
+               "    def g(self):\n        return os.getcwd()\n\n\ndef main():\n    a = A()\n    print(a.f(1))\n"
+               "    print(a.g())\n\n\nif __name__ == '__main__':\n    main()\n"),
+    ("go", "package main\n\nimport \"fmt\"\n\ntype T struct {\n\tA int\n\tB string\n}\n\nfunc (t T) Show() string {\n"
+           "\treturn fmt.Sprintf(\"%d %s\", t.A, t.B)\n}\n\nfunc main() {\n\tt := T{A: 1, B: \"x\"}\n"
+           "\tfmt.Println(t.Show())\n}\n"),
+]
+
+
+def _load_originals() -> list[tuple[str, str]]:
+    path = DATA / "commits_dev.jsonl"
+    if not path.exists():
+        return _BUILTIN
+    out = []
+    for line in path.open(encoding="utf-8"):
+        case = json.loads(line)
+        if len(case["original"].splitlines()) <= 400:
+            out.append((case["language"], case["original"]))
+    return out[::4] + _BUILTIN  # a spread of repos and languages, bounded
+
+
+ORIGINALS = _load_originals()
+COMMENT = {"python": "#"}
+WORDS = ["alpha", "beta", "gamma", "delta", "value", "result", "config", "count", "total", "item"]
+
+
+@st.composite
+def edits(draw):
+    lang, text = draw(st.sampled_from(ORIGINALS))
+    lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+    n = len(lines)
+    if n < 12:
+        return None
+    n_sites = draw(st.integers(1, 2))
+    cuts = sorted(draw(st.lists(st.integers(2, n - 3), min_size=n_sites, max_size=n_sites, unique=True)))
+    if n_sites == 2 and cuts[1] - cuts[0] < 12:  # keep the two edit sites apart
+        cuts = cuts[:1]
+    new_lines = list(lines)
+    changed: list[tuple[int, int]] = []  # (start, end) in new_lines of each edited stretch
+    shift = 0
+    for cut in cuts:
+        at = cut + shift
+        n_del = draw(st.integers(0, 2))
+        n_ins = draw(st.integers(0 if n_del else 1, 3))
+        indent = new_lines[at][: len(new_lines[at]) - len(new_lines[at].lstrip())]
+        # inserted lines: statements in Python, comment lines elsewhere (so that most edits keep the
+        # file parseable and the merge is really exercised instead of refused by the parse check)
+        if lang == "python":
+            ins = [f"{indent}{draw(st.sampled_from(WORDS))}_{draw(st.integers(0, 999))} = "
+                   f"{draw(st.sampled_from(WORDS))}({draw(st.integers(0, 99))})" for _ in range(n_ins)]
+        else:
+            ins = [f"{indent}// note {draw(st.sampled_from(WORDS))} {draw(st.integers(0, 999))}" for _ in range(n_ins)]
+        new_lines[at:at + n_del] = ins
+        changed.append((at, at + n_ins))
+        shift += n_ins - n_del
+    ctx = draw(st.integers(2, 4))
+    windows = []
+    for a, b in changed:
+        lo, hi = max(0, a - ctx), min(len(new_lines), b + ctx)
+        if windows and lo <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], hi)
+        else:
+            windows.append((lo, hi))
+    marker = COMMENT.get(lang, "//") + " ... existing code ..."
+    out: list[str] = []
+    pos = 0
+    for lo, hi in windows:
+        if lo > pos:
+            nxt = new_lines[lo] if lo < len(new_lines) else ""
+            out.append(nxt[: len(nxt) - len(nxt.lstrip())] + marker)
+        out.extend(new_lines[lo:hi])
+        pos = hi
+    if pos < len(new_lines):
+        prev = new_lines[pos]
+        out.append(prev[: len(prev) - len(prev.lstrip())] + marker)
+    return lang, text, "\n".join(new_lines) + "\n", "\n".join(out) + "\n"
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(edits())
+def test_random_edit_merges_exactly_or_refuses(case):
+    if case is None:
+        return
+    lang, original, edited, update = case
+    res = structural_merge(original, update, lang)
+    if res.ok:
+        assert res.text == edited, (update, res.reasons)
+
+
+LANGS = [None, "python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "markdown", "sql"]
+_code_chars = st.sampled_from(list("abcxyz(){}[];:,.=+-*/#<>'\"\\ \t\n") + ["...", "// ... existing code ...\n",
+                                                                          "# ...\n", "def f():\n", "class A {\n"])
+code_text = st.lists(_code_chars, max_size=120).map("".join)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(code_text, st.text(max_size=300)), st.one_of(code_text, st.text(max_size=300)),
+       st.sampled_from(LANGS))
+def test_never_crashes_on_arbitrary_text(original, update, lang):
+    res = structural_merge(original, update, lang)
+    assert res.ok or res.reasons
+    if res.ok:
+        assert isinstance(res.text, str)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.binary(max_size=300), st.binary(max_size=300), st.sampled_from(LANGS))
+def test_never_crashes_on_decoded_bytes(a, b, lang):
+    structural_merge(a.decode("utf-8", "replace"), b.decode("latin-1"), lang)
