@@ -23,10 +23,21 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 setup: $(STAMP)
 
 demo: setup
-	$(BIN)/fastapply apply examples/demo/app.py --update examples/demo/update.py
+	@echo "== fastapply apply (speculative engine, embedded model gemma3-270m, fp32 on CPU) =="
+	@# --force: print the model's file even when validation flags it (the embedded base model
+	@# copies well but often does not apply the edit; see README "Models").
+	$(BIN)/fastapply apply examples/demo/app.py --update examples/demo/update.py --force
+	@echo "== fastapply apply --engine structural (model-free tree-sitter merge) =="
+	$(BIN)/fastapply apply examples/demo/app.py --update examples/demo/update.py --engine structural
 
-test: setup
-	$(BIN)/python -m pytest -q
+test: setup vscode-deps
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=15
+
+# The VS Code extension's client test (tests/test_vscode.py) needs its node_modules.
+.PHONY: vscode-deps
+vscode-deps:
+	@if command -v npm >/dev/null && [ ! -d editor-plugins/vscode/node_modules/typescript ]; then \
+		cd editor-plugins/vscode && npm ci --no-audit --no-fund; fi
 
 clean-cache:
 	rm -rf $${FASTAPPLY_CACHE:-$$HOME/.cache/fastapply}

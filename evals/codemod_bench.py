@@ -76,7 +76,7 @@ def main() -> int:
         doc = json.loads(report.read_text())
         s = doc["summary"]
         exact = sum((root / c["path"]).read_text() == c["expected"] for c in cases)
-    for f, c in zip(doc["files"], cases):
+    for f, c in zip(doc["files"], cases, strict=True):
         print(f"{f['path']}: {c['expected'].count(chr(10))} lines, {f['status']} {f['reason'] or ''} "
               f"{(f['message'] or '')[:100]} {f['elapsed_s']:.1f}s", file=sys.stderr)
     figures = {"files": len(cases), "engine": a.engine, "jobs": a.jobs, "exit_code": proc.returncode,

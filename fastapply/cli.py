@@ -71,8 +71,7 @@ def cmd_apply(args) -> int:
     elif errors and not args.force:
         if stream:
             sys.stdout.write("\n")
-        raise ApplyError("refused", "the result failed validation, nothing written: "
-                         + "; ".join(f"{f.kind}: {f.message}" for f in errors))
+        raise ApplyError("refused", "the result failed validation, nothing written: " + _describe(errors))
     elif args.in_place:
         if result.merged == src.text:
             print(f"fastapply: {args.file}: unchanged", file=sys.stderr)
@@ -81,9 +80,16 @@ def cmd_apply(args) -> int:
             print(f"fastapply: wrote {args.file}", file=sys.stderr)
     elif not stream:
         sys.stdout.write(result.merged)
+    if errors and args.force and not args.json:
+        print(f"fastapply: warning: printed although validation failed: {_describe(errors)}", file=sys.stderr)
     if not args.quiet:
         print(f"fastapply: engine={result.engine} language={result.language} {result.stats.line()}", file=sys.stderr)
-    return EXIT_FAIL if errors else 0
+    # --force asks for the output whatever it is; without it a failed validation is a failure.
+    return EXIT_FAIL if errors and not args.force else 0
+
+
+def _describe(findings) -> str:
+    return "; ".join(f"{f.kind}: {f.message}" for f in findings)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -46,7 +46,7 @@ def _load_cases() -> list[Case]:
     meta = {m["id"]: m for m in map(json.loads, (EVALS / "commits_dev.meta.jsonl").read_text().splitlines())}
     cases: list[Case] = []
     seen: set[str] = set()
-    for i, row in enumerate(map(json.loads, (EVALS / "commits_dev.jsonl").read_text().splitlines())):
+    for row in map(json.loads, (EVALS / "commits_dev.jsonl").read_text().splitlines()):
         # repo name + path inside it: paths of different repos cannot collide
         path = row["id"].split("@")[0].split("/")[1] + "/" + meta[row["id"]]["path"]
         if path in seen or row["original"] == row["expected"]:
@@ -461,6 +461,7 @@ def test_resolve_target(tmp_path):
     assert "'..'" in why("sub/../sub/a.py") and "'..'" in why("../x.py") and "'..'" in why("sub\\..\\..\\x.py")
     assert "absolute" in why("/etc/passwd") and "absolute" in why(str(root / "sub" / "a.py"))
     assert "symlink" in why("out_link/x.py")
+    assert ".git" in why(".git/config") and ".git" in why("sub/.git/hooks/pre-commit")
     targets = plan([Entry("sub/a.py", "u", None, "m:1"), Entry("../x", "u", None, "m:2")], root)
     assert [t.unsafe == "" for t in targets] == [True, False]
 

@@ -116,3 +116,14 @@ def test_draft_length_adapts_within_bounds():
     assert k.k == 4
     k.observe(0, 0)
     assert k.k == 4
+
+
+def test_indexed_prompt_lookup_agrees_with_reference_rule():
+    import random
+
+    rng = random.Random(7)
+    for _ in range(200):
+        seq = [rng.randrange(6) for _ in range(rng.randrange(1, 40))]
+        d = PromptLookupDrafter(seq[:5])
+        d.update(seq[5:])
+        assert d.propose(4) == prompt_lookup_propose(seq, 4)

@@ -385,3 +385,24 @@ def test_real_cases_never_silently_wrong(name):
             assert res.text == case["expected"], case["id"]
             exact += 1
     assert exact >= 0.6 * len(cases)
+
+
+def test_detect_language_and_parsers():
+    from fastapply.languages import detect_language, get_parser
+
+    assert detect_language("Python", None, "") == "python"
+    assert detect_language(None, "src/App.tsx", "") == "tsx"
+    assert detect_language(None, "x.rs", "") == "rust"
+    assert detect_language("ts", "x.py", "") == "typescript"  # the explicit name wins
+    assert detect_language(None, "notes.txt", "") is None
+    assert detect_language(None, None, "def f(): pass") is None
+    for lang in ("python", "javascript", "typescript", "tsx", "jsx", "go", "rust", "java", "c", "cpp"):
+        assert get_parser(lang) is not None, lang
+    assert get_parser("markdown") is None and get_parser(None) is None
+
+
+def test_marker_free_snippet_never_drops_what_it_skips():
+    orig = "".join(f"## Section {i}\n\ntext {i}\n\n" for i in range(12))
+    update = "## Section 2\n\ntext two\n\n## Section 9\n\ntext nine\n"  # two places, no markers between
+    res = structural_merge(orig, update, "markdown")
+    assert not res.ok and any("does not show" in r for r in res.reasons)

@@ -4,7 +4,6 @@ edited file exactly or are refused; arbitrary input never crashes the merge."""
 import json
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -66,6 +65,10 @@ def edits(draw):
                    f"{draw(st.sampled_from(WORDS))}({draw(st.integers(0, 99))})" for _ in range(n_ins)]
         else:
             ins = [f"{indent}// note {draw(st.sampled_from(WORDS))} {draw(st.integers(0, 999))}" for _ in range(n_ins)]
+        if n_del and draw(st.booleans()):  # an edited line: the old one with something appended
+            old = new_lines[at]
+            ins = [old + (f"  # {draw(st.sampled_from(WORDS))}" if lang == "python" else
+                          f" // {draw(st.sampled_from(WORDS))}")] + ins[1:]
         new_lines[at:at + n_del] = ins
         changed.append((at, at + n_ins))
         shift += n_ins - n_del

@@ -76,11 +76,13 @@ def make_transport(args, console: Console, need_model: bool) -> tuple[Transport,
             raise ApplyError(e.code, f"--server {args.server}: {e.message}; nothing was run", e.reasons) from None
         return transport, 0.0
     applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype)
-    t0 = time.perf_counter()
+    load_s = 0.0
     if need_model:
+        t0 = time.perf_counter()
         with console.status("loading the model", spinner="dots"):
             applier.model  # noqa: B018 - load once here, not in the first job
-    return LocalTransport(applier), time.perf_counter() - t0 if need_model else 0.0
+        load_s = time.perf_counter() - t0
+    return LocalTransport(applier), load_s
 
 
 def run_codemod(args, before_write: Callable[[Path], None] | None = None,
@@ -108,9 +110,7 @@ def run_codemod(args, before_write: Callable[[Path], None] | None = None,
         with ProgressView(console, len(targets), enabled=not args.no_progress) as view:
             run = Runner(transport, opts, on_result=view.update, before_write=before_write).run(targets)
     finally:
-        close = getattr(transport, "close", None)
-        if close:
-            close()
+        transport.close()
 
     summ = summary(run, write=args.write, engine=args.engine, server=args.server, load_s=load_s)
     if not args.write and not args.quiet:

@@ -16,7 +16,7 @@ symlink count as the same file.
 
 Where a path points is checked per entry by `resolve_target`: a path that is absolute, contains
 `..`, or leads outside the root through a symlink is reported as that entry's failure
-(`unsafe_path`) while the other entries go on.
+(`unsafe_path`) while the other entries go on; so is a path into a `.git` folder.
 """
 
 from __future__ import annotations
@@ -147,6 +147,8 @@ def resolve_target(root: Path, entry: Entry) -> Target:
     real = Path(os.path.realpath(root / rel))
     if not real.is_relative_to(root):
         return Target(entry, None, "leads outside the root through a symlink")
+    if ".git" in real.relative_to(root).parts or ".git" in parts:
+        return Target(entry, None, "inside a .git folder")
     return Target(entry, real)
 
 

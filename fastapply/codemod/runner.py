@@ -77,23 +77,37 @@ REASONS = {
     "unauthenticated": "the server refused the token",
     "deadline_exceeded": "the server call timed out (--timeout)",
     "internal": "internal error",
-    "fail_fast": "not done: an earlier file failed (--fail-fast)",
-    "interrupted": "not done: interrupted",
+    "fail_fast": "not run or not written: an earlier file failed (--fail-fast)",
+    "interrupted": "not run or not written: the run was interrupted (Ctrl-C)",
 }
 
 
 class Transport(Protocol):
-    """How a request is served: in process or by a server. Raises ApplyError."""
+    """How a request is served: in process or by a server."""
 
-    def apply(self, req: ApplyRequest, should_stop: ShouldStop) -> ApplyResult: ...
+    def apply(self, req: ApplyRequest, should_stop: ShouldStop) -> ApplyResult:
+        """The result, or ApplyError; returns early (cancelled) once `should_stop()` is true."""
+
+    def cancel(self) -> None:
+        """Called once when the run stops (Ctrl-C, --fail-fast): cut work in flight short."""
+
+    def close(self) -> None: ...
 
 
 class LocalTransport:
+    """The in-process `Applier`: every job shares its one model (its lock queues model requests)."""
+
     def __init__(self, applier: Applier):
         self.applier = applier
 
     def apply(self, req: ApplyRequest, should_stop: ShouldStop) -> ApplyResult:
         return self.applier.apply(req, should_stop)
+
+    def cancel(self) -> None:
+        pass  # decoding polls `should_stop` at every forward pass
+
+    def close(self) -> None:
+        pass
 
 
 class GrpcTransport:
@@ -246,9 +260,7 @@ class Runner:
         if not self._stop.is_set():
             self._stop_reason = reason
             self._stop.set()
-            cancel = getattr(self.transport, "cancel", None)
-            if cancel:
-                cancel()
+            self.transport.cancel()
 
     def run(self, targets: list[Target]) -> RunResult:
         o = self.options

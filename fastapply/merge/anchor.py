@@ -31,6 +31,8 @@ class Candidate:
     last: int  # index in the region of the last anchor line
     context: int = 0  # region lines matching consecutively inwards from both anchors
     matched: int = 0  # region lines (between the anchors) that this placement explains as unchanged
+    solid: bool = True  # rests on a non-trivial line or a unique anchor (see _has_solid_match)
+    estimated: bool = False  # cost only known to exceed the margin (kept for the context check)
 
 
 @dataclass
@@ -40,6 +42,7 @@ class Region:
     marker_after: bool
     candidates: list[Candidate] = field(default_factory=list)
     best_context: int = 0  # most context any placement keeps (see order_regions' caller)
+    contested: bool = False  # a cheaper placement exists that rests only on common lines
 
 
 class OriginalIndex:
@@ -116,8 +119,19 @@ def place_region(region: Region, idx: OriginalIndex) -> list[Candidate]:
         if k not in uniq or c.cost < uniq[k].cost:
             uniq[k] = c
     found = sorted(uniq.values(), key=lambda c: (c.cost, c.start))
+    # Placements resting only on common lines (`}`) are not trusted; but when one of them is cheaper
+    # than every trusted placement, the trusted one is not certain either.
+    solid = [c for c in found if c.solid]
+    exact = [c for c in solid if not c.estimated]
+    # (a re-indented placement that matches only closing brackets is no real contender)
+    contenders = [c for c in found if not c.estimated and (c.solid or c.lines == lines)]
+    region.contested = bool(exact) and bool(contenders) and contenders[0].cost < exact[0].cost
+    region.best_context = max((c.context for c in solid), default=0)
+    found = exact
+    if not found:
+        return []
     best = found[0].cost
-    return [c for c in found if c.cost <= best + MARGIN or c.context == region.best_context]
+    return [c for c in found if c.cost <= best + MARGIN]
 
 
 def _place(lines: list[str], a: int, b: int, idx: OriginalIndex) -> list[Candidate]:
@@ -159,14 +173,13 @@ def _place(lines: list[str], a: int, b: int, idx: OriginalIndex) -> list[Candida
     def evaluate(i: int, cap: int) -> Candidate | None:
         _, s, e, shifted = pairs[i]
         rk = region_keys(shifted)
-        if not _has_solid_match(rk, idx, s, e):
-            return None
         d = edit_distance(rk, idx.keys[s:e + 1], cap=cap)
         if d is None:
             return None
         dels = (d - (len(rk) - (e - s + 1))) // 2
         cost = WEIGHT_INS * (d - dels + outside) + WEIGHT_DEL * dels
-        return Candidate(cost, s, e, shifted, a, b, contexts[i], (len(rk) + (e - s + 1) - d) // 2)
+        return Candidate(cost, s, e, shifted, a, b, contexts[i], (len(rk) + (e - s + 1) - d) // 2,
+                         _has_solid_match(rk, idx, s, e))
 
     for i, (lb, s, e, shifted) in enumerate(pairs):
         if best is not None and WEIGHT_INS * lb > best + MARGIN:
@@ -182,8 +195,9 @@ def _place(lines: list[str], a: int, b: int, idx: OriginalIndex) -> list[Candida
     for i in deferred:
         c = evaluate(i, (best or 0) + MARGIN)
         _, s, e, shifted = pairs[i]
-        if c is None and _has_solid_match(region_keys(shifted), idx, s, e):
-            c = Candidate((best or 0) + MARGIN + 1, s, e, shifted, a, b, contexts[i])
+        if c is None:
+            c = Candidate((best or 0) + MARGIN + 1, s, e, shifted, a, b, contexts[i], 0,
+                          _has_solid_match(region_keys(shifted), idx, s, e), estimated=True)
         if c is not None:
             found.append(c)
     return found

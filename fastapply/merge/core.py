@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapply.languages import detect_language, error_count, parse
+from fastapply.languages import detect_language, parse
 from fastapply.merge import MergeResult
 from fastapply.merge.inline import fill_inline_markers
 from fastapply.merge.lineplace import merge_lines
@@ -69,6 +69,11 @@ def merge(original: str, update: str, language: str | None, path: str | None) ->
             return _refuse(tm.reasons, lang, "tree-sitter")
     if result is None:
         lm = merge_lines(regions, orig_lines, partial_ok=n_markers == 0, lang=lang)
+        if lm.lines is not None and n_markers:
+            text = join_lines(lm.lines, newline, trailing or not orig_lines)
+            bad = [f"{f.kind}: {f.message}" for f in validate(original, update, text, lang) if f.severity == "error"]
+            if bad:  # the line placement breaks the file: let the member alignment try
+                lm = type(lm)(None, bad)
         if lm.lines is None and n_markers:
             # line anchors could not place it: align class members by kind and name instead
             from fastapply.merge.members import merge_members
@@ -82,15 +87,15 @@ def merge(original: str, update: str, language: str | None, path: str | None) ->
         if lm.lines is None:
             return _refuse(lm.reasons, lang, method)
         result = lm.lines
-        if lm.reaches_end and upd_trailing != trailing and orig_lines:
-            # The snippet shows the file's last line, without (or with) the final newline the original
-            # has: an editor keeps the file's convention, a model may not. Say so; keep the file's.
-            pass
         confidence = 0.95 if lm.margin >= 2 else 0.8 if lm.margin == 1 else 0.7
         confidence -= 0.05 * min(lm.fuzzy, 4)
         doubts = []
         if lm.fuzzy:
             doubts.append(f"{lm.fuzzy} edge line(s) matched by similarity")
+        if lm.reaches_end and upd_trailing != trailing and orig_lines:
+            # The snippet shows the file's last line but not its final-newline convention (snippets
+            # rarely end in a newline): keep the file's, as an editor would, and say so.
+            doubts.append("kept the original's final newline; the snippet's end differs")
 
     text = join_lines(result, newline, trailing or not orig_lines)
     findings = validate(original, update, text, lang)

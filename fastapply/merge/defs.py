@@ -48,7 +48,6 @@ class Definition:
     end: int  # last line (inclusive)
     node_start: int  # first line of the definition proper (after attached comments)
     header: str  # first line of the definition proper, stripped
-    parent: int  # id of the enclosing definition's node (0 at top level)
     node: object = field(repr=False, default=None)
     members: list["Definition"] = field(default_factory=list, repr=False)
     body: object = field(repr=False, default=None)  # the node holding the members (class body, ...)
@@ -139,19 +138,31 @@ def _assigned_function_name(node, src: bytes) -> str | None:
 
 def collect(tree, src: bytes) -> list[Definition]:
     """Top-level definitions, each with its nested member definitions."""
-    return _collect_in(tree.root_node, src, 0)
+    return _collect_in(tree.root_node, src)
 
 
-def _collect_in(container, src: bytes, parent: int) -> list[Definition]:
-    out: list[Definition] = []
+def iter_children(container, src: bytes, markers: frozenset[int] | set[int] = frozenset()):
+    """A container's children as ('def', Definition) / ('marker', row) / ('other', node).
+
+    Comments and attributes directly above a definition become part of it (its `start`); a
+    comment on the same line as the previous sibling's end trails that sibling and is skipped;
+    comment lines listed in `markers` are reported as markers."""
     pending: list = []  # attached nodes (comments, attributes) waiting for the next definition
+    prev_end = -1
     for child in container.named_children:
+        row = child.start_point.row
         if child.type in _ATTACHED:
-            if pending and child.start_point.row > _end_row(pending[-1]) + 1:
-                pending = []  # a blank line separates it from the earlier comments
-            pending.append(child)
+            if row in markers:
+                pending = []
+                yield "marker", row
+            elif row == prev_end:
+                pass  # `} // note`: trails the previous sibling
+            else:
+                if pending and row > _end_row(pending[-1]) + 1:
+                    pending = []  # a blank line separates it from the earlier comments
+                pending.append(child)
             continue
-        found = _as_definition(child, src, parent)
+        found = _as_definition(child, src)
         if found is not None:
             if pending and found.node_start <= _end_row(pending[-1]) + 1:
                 found.start = pending[0].start_point.row
@@ -161,21 +172,31 @@ def _collect_in(container, src: bytes, parent: int) -> list[Definition]:
                 while k > 0 and not _is_comment(pending[k - 1]):
                     k -= 1
                 found.attr_start = pending[k].start_point.row if k < len(pending) else found.node_start
-            out.append(found)
+            yield "def", found
         else:
-            # look inside non-definition containers (e.g. a describe() block, an export)
-            if child.type in _CONTAINERS or child.type.endswith("_body") or child.type.endswith("block"):
-                out.extend(_collect_in(child, src, parent))
+            yield "other", child
         pending = []
+        prev_end = _end_row(child)
+
+
+def _collect_in(container, src: bytes) -> list[Definition]:
+    out: list[Definition] = []
+    for kind, item in iter_children(container, src):
+        if kind == "def":
+            out.append(item)
+        elif kind == "other":
+            # look inside non-definition containers (e.g. a describe() block, an export)
+            if item.type in _CONTAINERS or item.type.endswith("_body") or item.type.endswith("block"):
+                out.extend(_collect_in(item, src))
     return out
 
 
 def as_definition(node, src: bytes) -> Definition | None:
     """The definition a node is (with its members), or None."""
-    return _as_definition(node, src, 0)
+    return _as_definition(node, src)
 
 
-def _as_definition(node, src: bytes, parent: int) -> Definition | None:
+def _as_definition(node, src: bytes) -> Definition | None:
     inner = node
     while inner.type in _WRAPPERS:
         named = [c for c in inner.named_children if c.type not in ("decorator", "comment")]
@@ -204,9 +225,9 @@ def _as_definition(node, src: bytes, parent: int) -> Definition | None:
     line_start = src.rfind(b"\n", 0, inner.start_byte) + 1
     line_end = src.find(b"\n", inner.start_byte)
     header = src[line_start:line_end if line_end >= 0 else len(src)].decode("utf-8", "replace").strip()
-    d = Definition(kind, name, start, start, _end_row(node), row, header, parent, node)
+    d = Definition(kind, name, start, start, _end_row(node), row, header, node)
     d.body = _body(inner) if kind in ("type", "impl", "test") else None
-    d.members = _collect_in(d.body or inner, src, id(node)) if kind in ("type", "impl", "test") else []
+    d.members = _collect_in(d.body or inner, src) if kind in ("type", "impl", "test") else []
     return d
 
 

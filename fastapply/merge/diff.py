@@ -41,23 +41,3 @@ def edit_distance(a: list[str], b: list[str], cap: int | None = None) -> int | N
                 return d
     return None
 
-
-def lcs_pairs(a: list[str], b: list[str]) -> list[tuple[int, int]]:
-    """Matched index pairs of one longest common subsequence (small inputs only)."""
-    n, m = len(a), len(b)
-    dp = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        ai, row, nxt = a[i], dp[i], dp[i + 1]
-        for j in range(m - 1, -1, -1):
-            row[j] = nxt[j + 1] + 1 if ai == b[j] else max(nxt[j], row[j + 1])
-    pairs, i, j = [], 0, 0
-    while i < n and j < m:
-        if a[i] == b[j]:
-            pairs.append((i, j))
-            i += 1
-            j += 1
-        elif dp[i + 1][j] >= dp[i][j + 1]:
-            i += 1
-        else:
-            j += 1
-    return pairs

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from fastapply.languages import parse
 from fastapply.markers import marker_flags
-from fastapply.merge.defs import Definition, as_definition
+from fastapply.merge.defs import Definition, as_definition, iter_children
 from fastapply.merge.text import indent_of, is_blank, reindent
 from fastapply.merge.tree import TreeMerge, _broken
 
@@ -26,18 +26,8 @@ class Refuse(Exception):
 
 
 def _items(container, src: bytes, markers: set[int]) -> list:
-    """('marker', row) / ('def', Definition) / ('other', node) for a container's children.
-    Comments that are not markers belong to the definition below them."""
-    out = []
-    for child in container.named_children:
-        row = child.start_point.row
-        if "comment" in child.type:
-            if row in markers:
-                out.append(("marker", row))
-            continue
-        d = as_definition(child, src)
-        out.append(("def", d) if d is not None else ("other", child))
-    return out
+    """('marker', row) / ('def', Definition) / ('other', node) for a container's children."""
+    return list(iter_children(container, src, markers))
 
 
 def merge_members(orig_lines: list[str], upd_lines: list[str], lang: str | None) -> TreeMerge | None:
@@ -56,9 +46,15 @@ def merge_members(orig_lines: list[str], upd_lines: list[str], lang: str | None)
     o_src_b, u_src_b = o_src.encode("utf-8"), u_src.encode("utf-8")
     o_top = [d for d in (as_definition(c, o_src_b) for c in o_tree.root_node.named_children) if d is not None]
     edits: list[tuple[int, int, list[str]]] = []
+    top = _items(u_tree.root_node, u_src_b, markers)
+    covered = set(markers)
+    for kind, x in top:
+        if kind == "def":
+            covered.update(range(x.start, x.end + 1))
+    if any(not is_blank(ln) and i not in covered for i, ln in enumerate(upd_lines)):
+        return TreeMerge(None, 0.0, ["the snippet has lines outside any definition the member alignment can place"])
     try:
-        _align(_items(u_tree.root_node, u_src_b, markers), o_top, None, orig_lines, upd_lines, u_src_b, markers,
-               edits)
+        _align(top, o_top, None, orig_lines, upd_lines, u_src_b, markers, edits)
     except Refuse as e:
         return TreeMerge(None, 0.0, [str(e)])
     if not edits:
@@ -155,6 +151,9 @@ def _align(items, o_members: list[Definition], container: Definition | None, ori
                 new = reindent(_text(upd, u), upd[u.node_start], orig[o.node_start])
                 if new is None:
                     raise Refuse(f"cannot re-indent `{u.name}`")
+                if u.start < u.attr_start and (u.start - 1) in markers and \
+                        [x.strip() for x in upd[u.start:u.attr_start]] != [x.strip() for x in orig[o.start:o.attr_start]]:
+                    raise Refuse(f"the comment above `{u.name}` starts right after a marker: is it shown whole?")
                 start = o.start if u.start < u.attr_start else o.attr_start
                 edits.append((start, o.end + 1, new))
             last, cursor = o, k + 1

@@ -1,0 +1,55 @@
+"""Placing a region none of whose lines anchors it: closing brackets, or one edited line."""
+
+from __future__ import annotations
+
+from fastapply.merge.text import is_blank, same_subject
+
+CLOSERS = frozenset({"}", "};", "},", ")", ");", "]", "];", "})", "});", "end"})
+
+
+def _bracket_delta(line: str) -> int:
+    return sum(line.count(c) for c in "{([") - sum(line.count(c) for c in "})]")
+
+
+def place_closers(lines: list[str], orig: list[str], lo: int, hi: int) -> tuple[int, int, list[str]] | None:
+    """A region of closing brackets only (`}` after `// ... existing code ...`): it closes what the
+    snippet opened before the marker, i.e. the first original line after the previous region that
+    closes a bracket opened before it."""
+    body = [x for x in lines if not is_blank(x)]
+    if not body or not all(x.strip() in CLOSERS for x in body):
+        return None
+    depth = 0
+    for j in range(lo, hi):
+        depth += _bracket_delta(orig[j])
+        if depth < 0:
+            if orig[j].strip() != body[0].strip():
+                return None
+            k = j
+            for x in body[1:]:
+                k += 1
+                if k >= hi or orig[k].strip() != x.strip():
+                    return None
+            first = next(i for i, x in enumerate(lines) if not is_blank(x))
+            return j, k + 1, [orig[t] for t in range(j, k + 1)] + lines[first + len(body):]
+    return None
+
+
+def place_by_subject(lines: list[str], orig: list[str], lo: int, hi: int) -> tuple[int, int, list[str]] | None:
+    """A region none of whose lines occur in the original (an edited line between markers, such as
+    `FEATURE_05: true,`): its first line must be a version of exactly one original line between the
+    neighbouring regions (same key, similar text); following lines that equal the next original lines
+    replace them, the others are insertions."""
+    body = [x for x in lines if not is_blank(x)]
+    if not body:
+        return None
+    first = next(i for i, x in enumerate(lines) if not is_blank(x))
+    hits = [j for j in range(lo, hi) if same_subject(lines[first], orig[j])]
+    if len(hits) != 1:
+        return None
+    start = j = hits[0]
+    j += 1
+    for x in lines[first + 1:]:
+        if j < hi and (x.rstrip() == orig[j].rstrip() or (is_blank(x) and is_blank(orig[j]))
+                       or same_subject(x, orig[j])):
+            j += 1
+    return start, j, lines[first:]
