@@ -7,8 +7,20 @@ import importlib
 import json
 import sys
 
-from fastapply.api import ENGINES, Applier, ApplyError, ApplyRequest, ApplyResult, Sampling, TextDelta
-from fastapply.fsutil import atomic_write, read_source
+from collections.abc import Iterable
+
+from fastapply.api import (
+    ENGINES,
+    Applier,
+    ApplyError,
+    ApplyRequest,
+    ApplyResult,
+    Sampling,
+    StreamEvent,
+    TextDelta,
+    decode_utf8,
+)
+from fastapply.fsutil import SourceFile, atomic_write, read_source
 
 # Modules with `register(subparsers)`; each adds its subcommands with `set_defaults(func=...)`.
 FRONTENDS: tuple[str, ...] = ("fastapply.codemod.cli", "fastapply.grpc_cli")
@@ -41,21 +53,39 @@ def request_from_args(args, original: str, update: str, path: str | None) -> App
                         max_output_tokens=args.max_output_tokens)
 
 
-def cmd_apply(args) -> int:
+def add_apply_output_args(p: argparse.ArgumentParser) -> None:
+    """Input/output options shared by `apply` and `client apply`."""
+    p.add_argument("file")
+    p.add_argument("--update", required=True, help="the update snippet file, or - for stdin")
+    p.add_argument("--in-place", action="store_true", help="write the merged file back (atomically) if it is valid")
+    p.add_argument("--stream", action="store_true", help="print text as it is verified")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--force", action="store_true", help="print the output even if validation failed (never writes)")
+    p.add_argument("--quiet", action="store_true", help="no stats line")
+
+
+def read_apply_inputs(args) -> tuple[SourceFile, ApplyRequest]:
+    if args.force and args.in_place:
+        raise ApplyError("usage", "--force never writes; drop --in-place")
     src = read_source(args.file, "file")
     if not src.text.strip():
         raise ApplyError("invalid_argument", f"file {args.file!r} is empty: nothing to apply an edit to")
     if args.update == "-":
-        from fastapply.api import decode_utf8
-
         update = decode_utf8(sys.stdin.buffer.read(), "update from stdin")
     else:
         update = read_source(args.update, "update").text
-    req = request_from_args(args, src.text, update, args.file)
-    applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype)
-    stream = args.stream and not args.in_place and not args.json
+    return src, request_from_args(args, src.text, update, args.file)
+
+
+def wants_stream(args) -> bool:
+    return args.stream and not args.in_place and not args.json
+
+
+def finish_apply(args, src: SourceFile, events: Iterable[StreamEvent]) -> int:
+    """Print or write the result of one apply (local or remote) and return the exit code."""
+    stream = wants_stream(args)
     result: ApplyResult | None = None
-    for ev in applier.apply_stream(req):
+    for ev in events:
         if isinstance(ev, TextDelta):
             if stream:
                 sys.stdout.write(ev.text)
@@ -76,6 +106,9 @@ def cmd_apply(args) -> int:
         if result.merged == src.text:
             print(f"fastapply: {args.file}: unchanged", file=sys.stderr)
         else:
+            if src.path.read_bytes() != src.raw:
+                raise ApplyError("refused", f"{args.file} changed on disk while the edit was applied; "
+                                            "nothing written, run again")
             atomic_write(src.path, src.encode(result.merged))
             print(f"fastapply: wrote {args.file}", file=sys.stderr)
     elif not stream:
@@ -88,6 +121,12 @@ def cmd_apply(args) -> int:
     return EXIT_FAIL if errors and not args.force else 0
 
 
+def cmd_apply(args) -> int:
+    src, req = read_apply_inputs(args)
+    applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype)
+    return finish_apply(args, src, applier.apply_stream(req))
+
+
 def _describe(findings) -> str:
     return "; ".join(f"{f.kind}: {f.message}" for f in findings)
 
@@ -96,13 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fastapply", description="Merge lazy edit snippets into whole files.")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("apply", help="apply an update snippet to a file; print the merged file")
-    p.add_argument("file")
-    p.add_argument("--update", required=True, help="the update snippet file, or - for stdin")
-    p.add_argument("--in-place", action="store_true", help="write the merged file back (atomically)")
-    p.add_argument("--stream", action="store_true", help="print text as it is verified")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--force", action="store_true", help="print the output even if validation failed (never writes)")
-    p.add_argument("--quiet", action="store_true", help="no stats line")
+    add_apply_output_args(p)
     add_request_args(p)
     add_model_args(p)
     p.set_defaults(func=cmd_apply)
@@ -114,8 +147,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if getattr(args, "force", False) and getattr(args, "in_place", False):
-        parser.error("--force never writes; drop --in-place")
     try:
         return args.func(args)
     except ApplyError as e:

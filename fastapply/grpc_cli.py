@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 
-from fastapply.api import ApplyError, ApplyResult, TextDelta
-from fastapply.cli import EXIT_FAIL, add_model_args, add_request_args, request_from_args
+from fastapply.api import ApplyError
+from fastapply.cli import (
+    EXIT_FAIL,
+    add_apply_output_args,
+    add_model_args,
+    add_request_args,
+    finish_apply,
+    read_apply_inputs,
+    wants_stream,
+)
 
 
 def register(sub) -> None:
@@ -33,14 +40,8 @@ def register(sub) -> None:
     c = sub.add_parser("client", help="call a fastapply gRPC server")
     csub = c.add_subparsers(dest="client_command", required=True)
     a = csub.add_parser("apply", help="apply an update snippet to FILE on a server; print the merged file")
-    a.add_argument("file")
-    a.add_argument("--update", required=True, help="the update snippet file, or - for stdin")
+    add_apply_output_args(a)
     _add_conn_args(a)
-    a.add_argument("--in-place", action="store_true", help="write the merged file back (atomically) if it is valid")
-    a.add_argument("--stream", action="store_true", help="print text as the server verifies it")
-    a.add_argument("--json", action="store_true", help="print the result as JSON")
-    a.add_argument("--force", action="store_true", help="print the output even if validation failed (never writes)")
-    a.add_argument("--quiet", action="store_true", help="no stats line")
     add_request_args(a)
     a.set_defaults(func=cmd_client_apply)
     h = csub.add_parser("health", help="print the server's health status (exit 1 unless SERVING)")
@@ -108,54 +109,7 @@ def cmd_client_health(args) -> int:
 
 
 def cmd_client_apply(args) -> int:
-    from fastapply.api import decode_utf8
-    from fastapply.fsutil import atomic_write, read_source
-
-    if args.force and args.in_place:
-        raise ApplyError("usage", "--force never writes; drop --in-place")
-    src = read_source(args.file, "file")
-    if not src.text.strip():
-        raise ApplyError("invalid_argument", f"file {args.file!r} is empty: nothing to apply an edit to")
-    if args.update == "-":
-        update = decode_utf8(sys.stdin.buffer.read(), "update from stdin")
-    else:
-        update = read_source(args.update, "update").text
-    req = request_from_args(args, src.text, update, args.file)
-    stream = args.stream and not args.in_place and not args.json
-    result: ApplyResult | None = None
+    src, req = read_apply_inputs(args)
     with _client(args) as c:
-        if not stream:
-            result = c.apply_request(req)
-        else:
-            for ev in c.apply_stream_request(req):
-                if isinstance(ev, TextDelta):
-                    sys.stdout.write(ev.text)
-                    sys.stdout.flush()
-                else:
-                    result = ev
-    assert result is not None
-    errors = [f for f in result.findings if f.severity == "error"]
-    if args.json:
-        print(json.dumps({"merged": result.merged, "engine": result.engine, "language": result.language,
-                          "ok": result.ok, "stats": vars(result.stats) | {"tokens_per_s": result.stats.tokens_per_s},
-                          "findings": [vars(f) for f in result.findings]}))
-    elif errors and not args.force:
-        if stream:
-            sys.stdout.write("\n")
-        raise ApplyError("refused", "the result failed validation, nothing written: "
-                         + "; ".join(f"{f.kind}: {f.message}" for f in errors))
-    elif args.in_place:
-        if result.merged == src.text:
-            print(f"fastapply: {args.file}: unchanged", file=sys.stderr)
-        else:
-            with open(src.path, "rb") as f:
-                if f.read() != src.raw:
-                    raise ApplyError("refused", f"{args.file} changed on disk while the edit was applied; "
-                                                "nothing written, run again")
-            atomic_write(src.path, src.encode(result.merged))
-            print(f"fastapply: wrote {args.file}", file=sys.stderr)
-    elif not stream:
-        sys.stdout.write(result.merged)
-    if not args.quiet:
-        print(f"fastapply: engine={result.engine} language={result.language} {result.stats.line()}", file=sys.stderr)
-    return EXIT_FAIL if errors else 0
+        events = c.apply_stream_request(req) if wants_stream(args) else [c.apply_request(req)]
+        return finish_apply(args, src, events)

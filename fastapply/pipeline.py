@@ -20,6 +20,7 @@ from fastapply.api import (
     TextDelta,
     check_request,
 )
+from fastapply.edit_checks import check_edit_applied
 from fastapply.languages import detect_language
 from fastapply.merge import structural_merge
 from fastapply.validate import validate
@@ -65,6 +66,10 @@ def run(applier: Applier, req: ApplyRequest, should_stop: ShouldStop | None) -> 
                 yield ev
             else:
                 merged, findings = ev
-    findings += validate(req.original, req.update, merged, language) if merged.strip() else [
-        Finding("empty", "the model returned an empty file")]
+    if merged.strip():
+        # A model's file can parse and still be wrong: the edit ignored, or code it never touched gone.
+        findings += validate(req.original, req.update, merged, language)
+        findings += check_edit_applied(req.original, req.update, merged)
+    else:
+        findings.append(Finding("empty", "the model returned an empty file"))
     yield ApplyResult(merged, req.engine, language, stats, notes + findings)

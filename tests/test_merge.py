@@ -261,7 +261,7 @@ def test_c_and_cpp():
 
 def test_unknown_language_uses_line_anchors():
     orig = "# Title\n\nintro\n\n## Usage\n\nrun it\n\n## End\n\nbye\n"
-    update = "<!-- ... existing sections ... -->\n## Usage\n\nrun it twice\n\n<!-- ... existing sections ... -->\n"
+    update = "<!-- ... existing sections ... -->\n## Usage\n\nrun it twice\n\n## End\n<!-- ... existing sections ... -->\n"
     res = structural_merge(orig, update, "markdown")
     assert res.ok and res.method == "line-anchor"
     assert res.text == orig.replace("run it\n", "run it twice\n")
@@ -341,6 +341,13 @@ def test_refuses_bare_function_defined_twice():
         """
     res = structural_merge(d(orig), "def run(self):\n    return 3\n", "python")
     assert not res.ok
+
+
+def test_refuses_when_an_edit_has_only_blank_context_before_a_marker():
+    # "run it twice" then a blank line then a marker: did the edit also drop "## End"? Unknown.
+    orig = "# Title\n\nintro\n\n## Usage\n\nrun it\n\n## End\n\nbye\n"
+    update = "<!-- ... -->\n## Usage\n\nrun it twice\n\n<!-- ... -->\n"
+    assert not structural_merge(orig, update, "markdown").ok
 
 
 def test_refuses_empty_update_and_marker_only_update():

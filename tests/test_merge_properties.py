@@ -95,7 +95,7 @@ def edits(draw):
     return lang, text, "\n".join(new_lines) + "\n", "\n".join(out) + "\n"
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(edits())
 def test_random_edit_merges_exactly_or_refuses(case):
     if case is None:

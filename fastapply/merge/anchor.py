@@ -179,7 +179,7 @@ def _place(lines: list[str], a: int, b: int, idx: OriginalIndex) -> list[Candida
         dels = (d - (len(rk) - (e - s + 1))) // 2
         cost = WEIGHT_INS * (d - dels + outside) + WEIGHT_DEL * dels
         return Candidate(cost, s, e, shifted, a, b, contexts[i], (len(rk) + (e - s + 1) - d) // 2,
-                         _has_solid_match(rk, idx, s, e))
+                         _has_solid_match(rk, idx, s, e, shifted != lines))
 
     for i, (lb, s, e, shifted) in enumerate(pairs):
         if best is not None and WEIGHT_INS * lb > best + MARGIN:
@@ -197,19 +197,21 @@ def _place(lines: list[str], a: int, b: int, idx: OriginalIndex) -> list[Candida
         _, s, e, shifted = pairs[i]
         if c is None:
             c = Candidate((best or 0) + MARGIN + 1, s, e, shifted, a, b, contexts[i], 0,
-                          _has_solid_match(region_keys(shifted), idx, s, e), estimated=True)
+                          _has_solid_match(region_keys(shifted), idx, s, e, shifted != lines), estimated=True)
         if c is not None:
             found.append(c)
     return found
 
 
-def _has_solid_match(region_keys: list[str], idx: OriginalIndex, s: int, e: int) -> bool:
+def _has_solid_match(region_keys: list[str], idx: OriginalIndex, s: int, e: int, shifted: bool = False) -> bool:
     """A placement must rest on at least one line that is not trivial (`}`, blank), unless one of
     its anchors is unique in the file: a region matching only on `}` lines could go anywhere."""
     span = set(idx.keys[s:e + 1])
     for k in region_keys:
         if k in span and not is_trivial(k):
             return True
+    if shifted:  # re-indented to fit: a lone `}` that happens to be unique proves nothing
+        return False
     first, last = region_keys[0], region_keys[-1]
     return len(idx.exact.get(first, [])) == 1 or len(idx.exact.get(last, [])) == 1
 

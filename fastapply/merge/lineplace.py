@@ -22,6 +22,21 @@ class LineMerge:
     reaches_end: bool = False  # the last region replaces the end of the file
 
 
+def _echo(left: list[str], orig: list[str], at: int, stop: int, step: int) -> bool:
+    """The first non-blank leftover snippet line equals one of the next two original lines."""
+    first = next((x for x in left if not is_blank(x)), None)
+    if first is None:
+        return False
+    j = at + step
+    for _ in range(2):
+        if not (j < stop if step > 0 else j > stop):
+            return False
+        if orig[j].rstrip() == first.rstrip():
+            return True
+        j += step
+    return False
+
+
 def _blank_bounded(edge: list[str], orig: list[str], at: int, stop: int, step: int) -> bool:
     """edge (snippet lines from the anchor outwards) is new lines then only blank lines, and the
     original, from `at` outwards, has a short run of 1-2 non-blank lines ending at a blank line."""
@@ -115,7 +130,7 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
         # New lines followed by fewer blank lines than the original has there: did they replace a
         # blank line, or go in front of all of them?
         if r.marker_after and end < next_start and is_blank(orig[end]) and trail and is_blank(trail[-1]) and \
-                any(not is_blank(x) for x in trail[end - (c.end + 1):]):
+                any(not is_blank(x) for x in trail):
             return LineMerge(None, [f"region {i + 1}: new lines before blank lines that do not match the original's "
                                     "count: replacing a blank line, or inserted?"])
         if r.marker_before and start > prev_end and is_blank(orig[start - 1]) and lead and is_blank(lead[0]) and \
@@ -131,6 +146,12 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
             return LineMerge(None, [f"region {i + 1} starts with only blank lines before new lines: "
                                     "do they also replace the original's lines above?"])
         new_trail = trail[end - (c.end + 1):]
+        new_lead = lead[:len(lead) - (c.start - start)] if c.start > start else lead
+        # The first snippet line left over after an edge equals an original line just beyond the
+        # edge: the lines in between may have been deleted, or the snippet line is new. Refuse.
+        if _echo(new_trail, orig, end, next_start, +1) or _echo(new_lead[::-1], orig, start - 1, prev_end - 1, -1):
+            return LineMerge(None, [f"region {i + 1}: a line at its edge also occurs just beyond it in the original; "
+                                    "inserted, or are the lines between deleted?"])
         if any(not is_blank(x) for x in new_trail) and r.marker_after and i + 1 < n:
             nxt = [x.strip() for x in regions[i + 1].lines if not is_blank(x)]
             if nxt and all(x in CLOSERS for x in nxt) and defines_something(new_trail, lang):

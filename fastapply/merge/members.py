@@ -18,7 +18,7 @@ from fastapply.languages import parse
 from fastapply.markers import marker_flags
 from fastapply.merge.defs import Definition, as_definition, iter_children
 from fastapply.merge.text import indent_of, is_blank, reindent
-from fastapply.merge.tree import TreeMerge, _broken
+from fastapply.merge.tree import TreeMerge
 
 
 class Refuse(Exception):
@@ -35,7 +35,7 @@ def merge_members(orig_lines: list[str], upd_lines: list[str], lang: str | None)
         return None
     u_src = "\n".join(upd_lines) + "\n"
     u_tree = parse(lang, u_src)
-    if u_tree is None or _broken(u_tree, u_src):
+    if u_tree is None or u_tree.root_node.has_error:  # only a snippet that parses cleanly is aligned
         return None
     o_src = "\n".join(orig_lines) + "\n"
     o_tree = parse(lang, o_src)
@@ -48,15 +48,13 @@ def merge_members(orig_lines: list[str], upd_lines: list[str], lang: str | None)
     edits: list[tuple[int, int, list[str]]] = []
     top = _items(u_tree.root_node, u_src_b, markers)
     covered = set(markers)
-    for kind, x in top:
-        if kind == "def":
-            covered.update(range(x.start, x.end + 1))
-    if any(not is_blank(ln) and i not in covered for i, ln in enumerate(upd_lines)):
-        return TreeMerge(None, 0.0, ["the snippet has lines outside any definition the member alignment can place"])
     try:
-        _align(top, o_top, None, orig_lines, upd_lines, u_src_b, markers, edits)
+        _align(top, o_top, None, orig_lines, upd_lines, u_src_b, markers, edits, covered, lang != "python")
     except Refuse as e:
         return TreeMerge(None, 0.0, [str(e)])
+    # every snippet line must have been placed: comments cut off by a marker, statements, ...
+    if any(not is_blank(ln) and i not in covered for i, ln in enumerate(upd_lines)):
+        return TreeMerge(None, 0.0, ["the snippet has lines the member alignment cannot place"])
     if not edits:
         return None
     edits.sort(key=lambda e: (e[0], e[1]))
@@ -80,7 +78,7 @@ def _has_markers_inside(d: Definition, markers: set[int]) -> bool:
 
 
 def _align(items, o_members: list[Definition], container: Definition | None, orig: list[str], upd: list[str],
-           u_src: bytes, markers: set[int], edits: list) -> None:
+           u_src: bytes, markers: set[int], edits: list, covered: set[int], brace: bool = True) -> None:
     for kind, x in items:
         if kind == "other":
             raise Refuse(f"the snippet has a statement the member alignment cannot place "
@@ -142,10 +140,20 @@ def _align(items, o_members: list[Definition], container: Definition | None, ori
             marker_open = False
             if u.members and o.members and _has_markers_inside(u, markers) and u.body is not None:
                 inner = _items(u.body, u_src, markers)
-                _align(inner, o.members, o, orig, upd, u_src, markers, edits)
+                body_first = u.body.start_point.row
+                covered.update(range(u.start, body_first + 1))  # the header
+                covered.add(u.end)  # the closing line
+                _align(inner, o.members, o, orig, upd, u_src, markers, edits, covered, brace)
+            elif _has_markers_inside(u, markers):
+                raise Refuse(f"`{u.name}` has a marker inside that the member alignment cannot place")
             else:
+                covered.update(range(u.start, u.end + 1))
                 nxt = items[n + 1][0] if n + 1 < len(items) else None
-                closed = upd[u.end].strip()[:1] in ("}", ")", "]") or nxt == "def"
+                closed = nxt == "def" or (brace and upd[u.end].strip()[:1] == "}")
+                if nxt == "marker":  # a marker indented deeper than the header is still inside it
+                    m_row = items[n + 1][1]
+                    if len(indent_of(upd[m_row])) > len(indent_of(upd[u.node_start])):
+                        closed = False
                 if not closed:  # e.g. a Python def followed by a marker: it may go on in the original
                     raise Refuse(f"`{u.name}` is not shown to its end")
                 new = reindent(_text(upd, u), upd[u.node_start], orig[o.node_start])
@@ -179,6 +187,7 @@ def _align(items, o_members: list[Definition], container: Definition | None, ori
         new = reindent(_text(upd, u), upd[u.node_start], target)
         if new is None:
             raise Refuse(f"cannot re-indent new `{u.name}`")
+        covered.update(range(u.start, u.end + 1))
         if last is not None:
             edits.append((last.end + 1, last.end + 1, [""] + new))
         elif container is not None:

@@ -130,9 +130,7 @@ def _plan(u_defs, u_lines, offset, pool, orig_lines, edits, problems) -> bool:
             return False
         matched.append((u, cands[0] if cands else None))
     if not any(o for _, o in matched):
-        if not problems:
-            problems.clear()
-        return False
+        return False  # nothing to anchor on: not a refusal of its own, the line fallback may place it
     last_end = -1
     for u, o in matched:
         if o is None:
@@ -141,7 +139,7 @@ def _plan(u_defs, u_lines, offset, pool, orig_lines, edits, problems) -> bool:
             problems.append("the snippet's definitions are in a different order than in the original")
             return False
         last_end = o.end
-    for n, (u, o) in enumerate(matched):
+    for u, o in matched:
         u_text = u_lines[u.start:u.end + 1]
         if o is None:
             continue

@@ -1,0 +1,65 @@
+"""Model specs and weight resolution (no model forward passes)."""
+
+import pytest
+
+from fastapply import models
+from fastapply.api import ApplyError
+from fastapply.models import ModelSpec, pick_device_dtype, resolve_weights
+
+
+def test_every_shipped_spec_loads_and_renders():
+    for path in sorted(models.SPECS_DIR.glob("*.toml")):
+        spec = ModelSpec.load(path.stem)
+        text = spec.render_user("ORIG\n", "UPD\n", "do it")
+        assert "ORIG" in text and "UPD" in text
+
+
+def test_extract_is_prefix_stable_for_streaming():
+    spec = ModelSpec.load("fastapply-format")
+    raw = "<updated-code>def f():\n    return 1\n</updated-code>trailing"
+    final = spec.extract(raw, final=True)
+    assert final == "def f():\n    return 1\n"
+    for i in range(len(raw) + 1):
+        partial = spec.extract(raw[:i], final=False)
+        assert final.startswith(partial), (i, partial)
+
+
+def test_unknown_spec_and_missing_path_are_clear_errors(tmp_path):
+    with pytest.raises(ApplyError, match="unknown model spec"):
+        ModelSpec.load("no-such-model")
+    with pytest.raises(ApplyError, match="does not exist"):
+        resolve_weights(str(tmp_path / "missing.gguf"))
+    with pytest.raises(ApplyError, match="not a model directory"):
+        resolve_weights(str(tmp_path))
+
+
+def test_local_hf_directory_is_used_as_is(tmp_path, monkeypatch):
+    (tmp_path / "config.json").write_text("{}")
+    spec, path = resolve_weights(str(tmp_path))
+    assert path == tmp_path and spec.name == "fastapply-format"
+    monkeypatch.setenv("FASTAPPLY_SPEC", "morph-format")
+    assert resolve_weights(str(tmp_path))[0].name == "morph-format"
+
+
+def test_gguf_is_converted_once_then_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("FASTAPPLY_CACHE", str(tmp_path / "cache"))
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    calls = []
+
+    def fake_convert(src, out):  # stands in for the ~1 minute GGUF -> safetensors conversion
+        calls.append(src)
+        out.mkdir(parents=True)
+        (out / "config.json").write_text("{}")
+
+    monkeypatch.setattr(models, "_convert_gguf", fake_convert)
+    _, first = resolve_weights(str(gguf))
+    _, second = resolve_weights(str(gguf))
+    assert first == second and len(calls) == 1
+
+
+def test_cpu_defaults_to_fp32_and_rejects_unknown_dtype():
+    assert pick_device_dtype("cpu", None) == ("cpu", "fp32", "sdpa")
+    assert pick_device_dtype("cpu", "bf16")[1] == "bf16"
+    with pytest.raises(ApplyError):
+        pick_device_dtype("cpu", "int3")
