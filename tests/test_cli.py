@@ -19,9 +19,7 @@ def fastapply(*args, stdin=None, env=None):
 def test_structural_apply_prints_merged_file():
     r = fastapply("apply", DEMO / "app.py", "--update", DEMO / "update.py", "--engine", "structural")
     assert r.returncode == 0, r.stderr
-    out = r.stdout.decode()
-    assert "def low_stock" in out and "def remove" in out and "round(sum(" in out
-    assert "existing code" not in out
+    assert r.stdout == (DEMO / "expected.py").read_bytes()
     assert b"engine=structural" in r.stderr
 
 
@@ -105,3 +103,14 @@ def test_model_apply_end_to_end(tmp_path):
     r = fastapply("apply", f, "--update", DEMO / "update.py", "--in-place", "--max-output-tokens", "60")
     assert r.returncode == 1 and b"nothing written" in r.stderr
     assert f.read_bytes() == (DEMO / "app.py").read_bytes()
+
+
+@pytest.mark.xfail(strict=True, reason="known silent wrong: a function rewritten whole, with only its header "
+                                       "shared, keeps the old body's last line (see evals/RESULTS.md)")
+def test_whole_function_rewrite_without_trailing_context():
+    from fastapply.merge import structural_merge
+
+    original = (DEMO / "app.py").read_text()
+    update = (DEMO / "update.py").read_text().replace("\n    def remove(self, name: str) -> None:\n", "")
+    m = structural_merge(original, update, "python")
+    assert m.text is None or m.text == (DEMO / "expected.py").read_text()

@@ -78,9 +78,14 @@ def tiny_model():
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
+    # One thread: a model this small gains nothing from more, and oversubscribed threads on a busy
+    # CI machine made the 3000-sample test crawl.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
     cfg = LlamaConfig(vocab_size=12, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
                       num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128)
-    return LlamaForCausalLM(cfg).eval()
+    yield LlamaForCausalLM(cfg).eval()
+    torch.set_num_threads(threads)
 
 
 def test_greedy_speculative_equals_plain_on_tiny_model(tiny_model):

@@ -5,4 +5,6 @@
 
     def low_stock(self, threshold: int = 5) -> list[str]:
         return [i.name for i in self.items.values() if i.quantity < threshold]
+
+    def remove(self, name: str) -> None:
 # ... existing code ...
