@@ -82,9 +82,12 @@ class ModelEngine:
         # A chat template writes its own BOS; a completion prompt needs the tokenizer's.
         return self.tokenizer(text, add_special_tokens=self.spec.format != "chat")["input_ids"]
 
-    def budget(self, req: ApplyRequest, prompt_len: int) -> int:
-        n_file = len(self.encode(req.original))
-        want = req.max_output_tokens or (n_file + len(self.encode(req.update)) + _BUDGET_SLACK)
+    def budget(self, req: ApplyRequest, prompt_len: int, encode: Callable[[str], list[int]] | None = None) -> int:
+        if req.max_output_tokens:
+            want = req.max_output_tokens
+        else:
+            encode = encode or self.encode
+            want = len(encode(req.original)) + len(encode(req.update)) + _BUDGET_SLACK
         if prompt_len + want > self.max_positions:
             raise ApplyError("too_long", f"the file is too long for the model's context: prompt {prompt_len} tokens + "
                                          f"output budget {want} > {self.max_positions}; split the file or use a "
@@ -96,13 +99,21 @@ class ModelEngine:
                       k_max: int = 128) -> Iterator[list[int]]:
         """Yield verified output tokens in chunks. `draft_texts=None` decodes plainly; otherwise the
         texts (first = primary) are the draft sources."""
+        # The original and the update are both draft sources and budget inputs: tokenize each once.
+        cache: dict[str, list[int]] = {}
+
+        def encode(text: str) -> list[int]:
+            if text not in cache:
+                cache[text] = self.encode(text)
+            return cache[text]
+
         ids = self.prompt_ids(req)
+        max_new = self.budget(req, len(ids), encode)
         drafter = None
         if draft_texts is not None:
-            drafter = SourceDrafter([(name, self.encode(text)) for name, text in draft_texts])
+            drafter = SourceDrafter([(name, encode(text)) for name, text in draft_texts])
         s = req.sampling
-        cfg = DecodeConfig(max_new_tokens=self.budget(req, len(ids)), temperature=s.temperature, top_p=s.top_p,
-                           seed=s.seed, k_max=k_max)
+        cfg = DecodeConfig(max_new_tokens=max_new, temperature=s.temperature, top_p=s.top_p, seed=s.seed, k_max=k_max)
         yield from decode(self.backend, ids, drafter, cfg, self.stop_ids, self.stop_check, should_stop, stats)
 
     def finished(self, out: list[int]) -> bool:
