@@ -413,3 +413,61 @@ def test_marker_free_snippet_never_drops_what_it_skips():
     update = "## Section 2\n\ntext two\n\n## Section 9\n\ntext nine\n"  # two places, no markers between
     res = structural_merge(orig, update, "markdown")
     assert not res.ok and any("does not show" in r for r in res.reasons)
+
+
+WHOLE_ORIG = """
+    from fastapi import FastAPI
+
+    app = FastAPI()
+
+    @app.get("/")
+    def read_root():
+        return {"Hello": "World"}
+
+    @app.get("/landing")
+    def read_landing_page():
+        data = load()
+        return {"message": data}
+"""
+
+
+def test_last_function_restated_whole_replaces_its_old_body():
+    # No marker after the last region: it runs to the end of the file, so the function it restates
+    # is complete there and its old body goes too (only the header anchors the region).
+    update = """
+        from fastapi import FastAPI, HTTPException
+
+        # ... existing code ...
+
+        @app.get("/landing")
+        def read_landing_page():
+            raise HTTPException(status_code=404)
+    """
+    out = merged(WHOLE_ORIG, update, "python")
+    assert out.endswith('def read_landing_page():\n    raise HTTPException(status_code=404)\n')
+    assert "load()" not in out and 'return {"Hello": "World"}' in out
+
+
+def test_truncated_function_before_a_marker_keeps_the_rest_of_its_body():
+    # The same header, but a marker follows inside the body: the rest of the body is elided, not gone.
+    update = """
+        # ... existing code ...
+        def read_landing_page():
+            log("landing")
+            # ... existing code ...
+    """
+    out = merged(WHOLE_ORIG, update, "python")
+    assert 'log("landing")\n    data = load()\n    return {"message": data}\n' in out
+
+
+def test_last_region_that_keeps_old_lines_and_stops_is_not_read_as_a_whole_rewrite():
+    # No trailing marker, but the region keeps an old body line and then stops: was the rest deleted
+    # or is the marker just missing? Not the whole-function case; the old tail's fate stays open.
+    update = """
+        # ... existing code ...
+        def read_landing_page():
+            data = load()
+            audit(data)
+    """
+    res = structural_merge(d(WHOLE_ORIG), d(update), "python")
+    assert not res.ok or 'return {"message": data}' in res.text

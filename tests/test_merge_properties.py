@@ -126,3 +126,67 @@ def test_never_crashes_on_arbitrary_text(original, update, lang):
 @given(st.binary(max_size=300), st.binary(max_size=300), st.sampled_from(LANGS))
 def test_never_crashes_on_decoded_bytes(a, b, lang):
     structural_merge(a.decode("utf-8", "replace"), b.decode("latin-1"), lang)
+
+
+STATEMENT = {"python": "{w}_{n} = {v}({m})", "go": "{w}_{n} := {v}({m})", "rust": "let {w}_{n} = {v}({m});",
+             "java": "int {w}_{n} = {v}({m});"}
+
+
+def _functions(lang: str, lines: list[str]):
+    """(header row, last row, body indent) of single-line-header functions whose body can be swapped."""
+    from fastapply.languages import parse
+    from fastapply.merge.defs import collect, flatten
+
+    src = "\n".join(lines) + "\n"
+    tree = parse(lang, src)
+    if tree is None:
+        return []
+    out = []
+    for d in flatten(collect(tree, src.encode())):
+        body = d.node.child_by_field_name("body") if d.kind == "fn" else None
+        if body is None or d.end - d.node_start < 2:
+            continue
+        first = d.node_start + 1
+        if lang == "python" and body.start_point.row != first:
+            continue
+        if lang != "python" and (body.start_point.row != d.node_start or lines[d.end].strip() != "}"):
+            continue
+        inner = lines[first]
+        out.append((d.node_start, d.end, inner[: len(inner) - len(inner.lstrip())]))
+    return out
+
+
+@st.composite
+def rewrites(draw):
+    """A function's body rewritten whole, shown as the whole function between markers (the shape an
+    agent sends when it rewrites one function), sometimes followed by a new sibling function."""
+    lang, text = draw(st.sampled_from(ORIGINALS))
+    lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+    fns = _functions(lang, lines)
+    if not fns:
+        return None
+    head, last, indent = draw(st.sampled_from(fns))
+    stmt = STATEMENT.get(lang, "const {w}_{n} = {v}({m});")
+    body = [indent + stmt.format(w=draw(st.sampled_from(WORDS)), n=draw(st.integers(0, 999)),
+                                 v=draw(st.sampled_from(WORDS)), m=draw(st.integers(0, 99)))
+            for _ in range(draw(st.integers(1, 3)))]
+    closer = [] if lang == "python" else [lines[last]]
+    new_fn = [lines[head]] + body + closer
+    edited = lines[:head] + new_fn + lines[last + 1:]
+    marker = COMMENT.get(lang, "//") + " ... existing code ..."
+    pad = lines[head][: len(lines[head]) - len(lines[head].lstrip())]
+    out = ([pad + marker] if head > 0 else []) + new_fn
+    if last + 1 < len(lines):
+        out.append(pad + marker)
+    return lang, text, "\n".join(edited) + "\n", "\n".join(out) + "\n"
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rewrites())
+def test_whole_function_rewrite_merges_exactly_or_refuses(case):
+    if case is None:
+        return
+    lang, original, edited, update = case
+    res = structural_merge(original, update, lang)
+    if res.ok:
+        assert res.text == edited, (update, res.reasons)

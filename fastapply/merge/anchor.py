@@ -40,6 +40,7 @@ class Region:
     lines: list[str]
     marker_before: bool
     marker_after: bool
+    after_indent: str | None = None  # leading whitespace of the marker after the region
     candidates: list[Candidate] = field(default_factory=list)
     best_context: int = 0  # most context any placement keeps (see order_regions' caller)
     contested: bool = False  # a cheaper placement exists that rests only on common lines

@@ -19,7 +19,8 @@ def split_regions(update_lines: list[str], original_lines: list[str]) -> tuple[l
         if is_marker:
             n_markers += 1
             if any(not is_blank(x) for x in current):
-                regions.append(Region(current, marker_before=seen_marker, marker_after=True))
+                regions.append(Region(current, marker_before=seen_marker, marker_after=True,
+                                      after_indent=line[: len(line) - len(line.lstrip())]))
             current = []
             seen_marker = True
         else:

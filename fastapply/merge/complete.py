@@ -1,0 +1,76 @@
+"""Whole definitions in a region: a function the snippet restates in full replaces all of the old one.
+
+Line anchors place a region by the lines it shares with the original. When a region rewrites a
+function whose header is the only shared line, the last anchor is that header, and the marker after
+the region seems to keep the old body's remaining lines (Python has no closing `}` to anchor on).
+The region shows the definition complete when
+- more snippet code follows it at its own level or above (a new sibling, the class's next line);
+- the marker after it is indented (so not a column-0 "loose" marker) no deeper than its header:
+  the marker stands for siblings, not for the rest of the body;
+- or the region ends the file, or is followed by a column-0 marker while the header is at column 0,
+  and its body shares no line with the old body (a region that keeps old lines and then stops may
+  just have left out a marker: the rest's fate stays open).
+Then the old body is replaced as a whole.
+"""
+
+from __future__ import annotations
+
+from fastapply.languages import parse
+from fastapply.merge.defs import Definition, collect, flatten
+from fastapply.merge.text import dedent, indent_of, is_blank, is_trivial
+from fastapply.merge.tree import parse_definitions
+
+
+def original_definitions(orig: list[str], lang: str | None) -> list[Definition]:
+    if lang is None:
+        return []
+    src = "\n".join(orig) + "\n"
+    tree = parse(lang, src)
+    return flatten(collect(tree, src.encode("utf-8"))) if tree is not None else []
+
+
+def _complete_in_region(rest: list[str], header: str, header_indent: str, marker_indent: str | None,
+                        lang: str, old_def: list[str]) -> bool:
+    """Whether the definition at the top of `rest` (the region from the header on, as the snippet
+    wrote it) is complete. marker_indent: the next marker's indentation; None when the region ends
+    the file."""
+    code, _ = dedent(rest)
+    found = parse_definitions(code, lang)
+    if not found or found[0].node_start != 0 or found[0].header != header or found[0].end == 0:
+        return False  # not this definition, or only its header (`class A:` before a marker)
+    after = [x.strip() for x in code[found[0].end + 1:] if not is_trivial(x)]
+    if after:
+        # Code follows the definition inside the region: complete, unless that code is still part of
+        # the old definition (then the snippet's brackets, not the definition, ended early).
+        old = {x.strip() for x in old_def}
+        return not any(x in old for x in after)
+    if marker_indent and len(marker_indent) <= len(header_indent):
+        return True
+    if marker_indent is None or (marker_indent == "" and header_indent == ""):
+        whole = code[:found[0].end + 1]
+        if parse(lang, "\n".join(whole) + "\n").root_node.has_error:
+            return False  # e.g. its closing bracket is not in the region
+        body = {x.strip() for x in whole[1:] if not is_trivial(x)}
+        return not any(x.strip() in body for x in old_def[1:])
+    return False
+
+
+def extend_to_whole_definition(start: int, end: int, repl: list[str], written: list[str], orig: list[str],
+                               defs: list[Definition], limit: int, lang: str | None,
+                               marker_indent: str | None) -> int:
+    """New end (exclusive) of the original span [start, end) that a region replaces (`repl`, re-indented
+    for the original; `written`, as the snippet has it): past the rest of a definition that starts
+    inside the span and that the region restates completely. `limit`: where the next span begins."""
+    if lang is None or len(written) != len(repl):
+        return end
+    for d in defs:
+        if not (start <= d.node_start < end <= d.end < limit):
+            continue
+        heads = [h for h, x in enumerate(repl) if x.strip() == d.header]
+        if len(heads) != 1 or sum(1 for x in orig[start:end] if x.strip() == d.header) != 1:
+            continue  # the header is missing or repeated: no safe pairing
+        h = heads[0]
+        if _complete_in_region(written[h:], d.header, indent_of(written[h]), marker_indent, lang,
+                               orig[d.node_start:d.end + 1]):
+            return d.end + 1
+    return end
