@@ -6,7 +6,9 @@ silent wrong answers (a result returned as good that differs from `expected`).
 
 Goes through the core API (`Applier.apply`), as every front-end does. Continue fixtures (`source`
 starting with `continuedev/`) count as exact with blank lines ignored, as the dataset README says;
-plain byte equality is reported too (`byte_exact`, `silent_wrong_strict`).
+plain byte equality is reported too (`byte_exact`, `silent_wrong_strict`). `silent_wrong_eol_only`
+counts the silent wrongs that differ from `expected` only in the final newline (they stay in
+`silent_wrong`).
 """
 
 from __future__ import annotations
@@ -42,13 +44,16 @@ def score_case(case: dict, merged: str | None, ok: bool) -> dict:
     expected = case["expected"]
     if merged is None:
         return {"exact": False, "byte_exact": False, "ws_match": False, "refused": True,
-                "silent_wrong": False, "silent_wrong_strict": False, "flagged_wrong": False}
+                "silent_wrong": False, "silent_wrong_strict": False, "flagged_wrong": False,
+                "silent_wrong_eol_only": False}
     byte_exact = merged == expected
     ws_match = _ws(merged) == _ws(expected)
     exact = byte_exact or (blank_insensitive(case) and _nonblank(merged) == _nonblank(expected))
     return {"exact": exact, "byte_exact": byte_exact, "ws_match": ws_match, "refused": False,
             "silent_wrong": ok and not exact, "silent_wrong_strict": ok and not byte_exact,
-            "flagged_wrong": (not ok) and not exact}
+            "flagged_wrong": (not ok) and not exact,
+            # wrong only in the final newline: reported apart, still counted in silent_wrong
+            "silent_wrong_eol_only": ok and not exact and merged.rstrip("\r\n") == expected.rstrip("\r\n")}
 
 
 def run_case(applier: Applier, case: dict, engine: str) -> dict:
@@ -81,6 +86,7 @@ def _bucket(rows: list[dict]) -> dict:
             "refused": sum(r["refused"] for r in rows),
             "silent_wrong": sum(r["silent_wrong"] for r in rows),
             "silent_wrong_strict": sum(r["silent_wrong_strict"] for r in rows),
+            "silent_wrong_eol_only": sum(r["silent_wrong_eol_only"] for r in rows),
             "flagged_wrong": sum(r["flagged_wrong"] for r in rows),
             "crashes": sum(r["code"] == "crash" for r in rows)}
 
