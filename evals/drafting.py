@@ -1,7 +1,7 @@
 """Drafting quality apart from any model: tokens per forward pass against a perfect model.
 
     .venv/bin/python -m evals.drafting --cases ../shared/evals/commits_dev.jsonl --json out/drafting.json \
-        [--report out/drafting]
+        [--report out/drafting] [--k-max 64] [--sweep 16,32,64,128,256]
 
 A replay backend emits each case's `expected` tokens (a model that always merges right), and the
 real verify loop drives each drafter against it, with the same maximum draft length and the same
@@ -115,6 +115,15 @@ def write_report(rows: list[dict], summary: dict, out_dir: Path, cases_path: str
         f"{summary['structural_draft_available']} of {summary['cases']} cases.", "",
         "![tokens per pass](tokens_per_pass.png)", "",
     ]
+    if "sweep" in summary:
+        lines += ["## By maximum draft length", "",
+                  "| max draft | " + " | ".join(DRAFTERS) + " | upper bound | structural / file | structural / prompt_lookup |",
+                  "|---" * (len(DRAFTERS) + 4) + "|"]
+        for k, v in summary["sweep"].items():
+            lines.append(f"| {k} | " + " | ".join(f"{v['tokens_per_pass'][d]:.1f}" for d in DRAFTERS) +
+                         f" | {v['upper_bound']:.1f} | {v['structural_vs_file']:.2f}x | "
+                         f"{v['structural_vs_prompt_lookup']:.2f}x |")
+        lines.append("")
     (out_dir / "README.md").write_text("\n".join(lines), encoding="utf-8")
 
 
@@ -127,15 +136,25 @@ def main(argv=None) -> int:
     ap.add_argument("--k-max", type=int, default=64)
     ap.add_argument("--json", dest="json_out", default=None)
     ap.add_argument("--report", default=None, help="folder for a Markdown report with a PNG plot")
+    ap.add_argument("--sweep", default=None,
+                    help="also run these max draft lengths (comma-separated, e.g. 16,32,64,128,256) and report "
+                         "each drafter's median and the ratios per length (summary.sweep)")
     args = ap.parse_args(argv)
     from transformers import AutoTokenizer
 
     spec, path = resolve_weights(args.model)
     tok = AutoTokenizer.from_pretrained(path)
     end = tok.eos_token_id if tok.eos_token_id is not None else 0
-    rows = [run_case(c, tok, spec, args.k_max, end)
-            for c in load_cases(args.cases, limit=args.limit, max_lines=args.max_lines)]
+    cases = load_cases(args.cases, limit=args.limit, max_lines=args.max_lines)
+    rows = [run_case(c, tok, spec, args.k_max, end) for c in cases]
     summary = summarize(rows, args.k_max)
+    if args.sweep:
+        summary["sweep"] = {}
+        for k in sorted({int(x) for x in args.sweep.split(",") if x.strip()}):
+            sk = summary if k == args.k_max else summarize([run_case(c, tok, spec, k, end) for c in cases], k)
+            summary["sweep"][str(k)] = {key: sk[key] for key in
+                                        ("tokens_per_pass", "upper_bound", "structural_vs_file",
+                                         "structural_vs_prompt_lookup")}
     t = Table(title=f"evals.drafting — {len(rows)} cases, max draft {args.k_max}")
     t.add_column("drafter")
     t.add_column("median tokens/pass", justify="right")
@@ -144,6 +163,14 @@ def main(argv=None) -> int:
         t.add_row(d, f"{summary['tokens_per_pass'][d]:.2f}",
                   f"{statistics.median(r[d]['acceptance'] for r in rows):.2f}")
     Console().print(t)
+    if "sweep" in summary:
+        sw = Table(title="max draft length sweep (medians over the same cases)")
+        for col in ("max draft", *DRAFTERS, "upper bound", "structural/file", "structural/prompt_lookup"):
+            sw.add_column(col, justify="right")
+        for k, v in summary["sweep"].items():
+            sw.add_row(k, *[f"{v['tokens_per_pass'][d]:.1f}" for d in DRAFTERS], f"{v['upper_bound']:.1f}",
+                       f"{v['structural_vs_file']:.2f}", f"{v['structural_vs_prompt_lookup']:.2f}")
+        Console(width=140).print(sw)
     for k in ("upper_bound", "structural_vs_file", "structural_vs_prompt_lookup", "structural_draft_available"):
         print(f"  {k}: {summary[k]:.2f}" if isinstance(summary[k], float) else f"  {k}: {summary[k]}")
     if args.json_out:

@@ -56,8 +56,8 @@ def test_drafting_cli_summary(tmp_path):
     src = tmp_path / "cases.jsonl"
     src.write_text(json.dumps(case) + "\n")
     out = tmp_path / "d.json"
-    assert drafting.main(["--cases", str(src), "--k-max", "32", "--json", str(out), "--report",
-                          str(tmp_path / "rep")]) == 0
+    assert drafting.main(["--cases", str(src), "--k-max", "32", "--sweep", "8,32", "--json", str(out),
+                          "--report", str(tmp_path / "rep")]) == 0
     data = json.loads(out.read_text())
     s = data["summary"]
     assert s["k_max"] == 32 and set(s["tokens_per_pass"]) >= {"file", "structural", "prompt_lookup"}
@@ -71,3 +71,7 @@ def test_drafting_cli_summary(tmp_path):
     # the structural draft holds the edit, so it never needs more passes than the oracle's schedule allows
     assert row["structural"]["passes"] == row["oracle"]["passes"]
     assert (tmp_path / "rep" / "tokens_per_pass.png").stat().st_size > 0
+    # the sweep re-runs the same cases per length; its entry for --k-max is the main summary's
+    assert set(s["sweep"]) == {"8", "32"} and s["sweep"]["32"]["tokens_per_pass"] == s["tokens_per_pass"]
+    assert all(v <= 9 for v in s["sweep"]["8"]["tokens_per_pass"].values())  # at most 8 drafted + 1 per pass
+    assert "By maximum draft length" in (tmp_path / "rep" / "README.md").read_text()
