@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from fastapply.languages import unknown_language
+
 if TYPE_CHECKING:  # the model stack (torch) is only imported when a model engine is used
     from fastapply.engine import ModelEngine
 
@@ -117,6 +119,9 @@ def check_request(req: ApplyRequest) -> None:
         raise ApplyError("invalid_argument", f"unknown engine {req.engine!r}; use one of {', '.join(ENGINES)}")
     if not req.update.strip():
         raise ApplyError("invalid_argument", "the update snippet is empty")
+    bad_language = unknown_language(req.language)
+    if bad_language:
+        raise ApplyError("invalid_argument", bad_language)
     for name, text in (("original", req.original), ("update", req.update)):
         if "\x00" in text:
             raise ApplyError("invalid_argument", f"the {name} contains NUL bytes (binary data?)")

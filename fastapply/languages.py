@@ -42,6 +42,10 @@ _EXTENSIONS = {
     ".html": "html", ".css": "css", ".rb": "ruby", ".kt": "kotlin", ".cs": "csharp",
 }
 
+# Every name an explicit `language` may take (an unknown one is refused, not quietly read as text).
+# "text" asks for the grammar-free line-anchor merge.
+KNOWN_LANGUAGES = frozenset(_EXTENSIONS.values()) | frozenset(_ALIASES.values()) | {"text", "plaintext"}
+
 # Languages whose comments start with '#' (used by marker detection for whole-line markers).
 HASH_COMMENT = frozenset({"python", "bash", "ruby", "yaml", "toml"})
 
@@ -53,10 +57,22 @@ def normalize_language(language: str | None) -> str | None:
     return _ALIASES.get(name, name) or None
 
 
+def unknown_language(language: str | None) -> str | None:
+    """A message when an explicit language name is not one we know (a typo such as `pyhton` would
+    otherwise lose the syntax checks without a word); None when it is known or absent."""
+    name = normalize_language(language)
+    if name is None or name in KNOWN_LANGUAGES:
+        return None
+    return (f"unknown language {language!r}; use one of {', '.join(sorted(KNOWN_LANGUAGES - {'plaintext'}))} "
+            "('text' merges by lines only), or leave it out to detect it from the path")
+
+
 def detect_language(language: str | None = None, path: str | None = None, text: str = "") -> str | None:
     """Explicit name first, then the file extension; None when neither says (text is not sniffed:
     a wrong guess would pick the wrong grammar, and the line-anchor fallback needs no language)."""
     name = normalize_language(language)
+    if name in ("text", "plaintext"):
+        return None
     if name:
         return name
     if path:

@@ -1,5 +1,6 @@
 """`fastapply apply` end to end, as a user runs it (a subprocess of the installed CLI)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -72,6 +73,20 @@ def test_structural_refusal_writes_nothing(tmp_path):
     r = fastapply("apply", f, "--update", u, "--engine", "structural", "--in-place")
     assert r.returncode == 1 and b"refused" in r.stderr
     assert f.read_text() == "def a():\n    return 1\n"
+
+
+def test_unknown_language_is_refused_and_text_means_lines_only(tmp_path):
+    f = tmp_path / "f.py"
+    f.write_text("x = 1\ny = 2\n")
+    u = tmp_path / "u.py"
+    u.write_text("x = 1\ny = 3\n")
+    # a typo must not silently drop the syntax checks by reading the file as plain text
+    r = fastapply("apply", f, "--update", u, "--engine", "structural", "--language", "pyhton", "--in-place")
+    assert r.returncode == 1 and b"unknown language 'pyhton'" in r.stderr
+    assert f.read_text() == "x = 1\ny = 2\n"
+    r = fastapply("apply", f, "--update", u, "--engine", "structural", "--language", "text", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["merged"] == "x = 1\ny = 3\n"
+    assert json.loads(r.stdout)["language"] is None
 
 
 def test_unknown_engine_is_usage_error():
