@@ -471,3 +471,33 @@ def test_last_region_that_keeps_old_lines_and_stops_is_not_read_as_a_whole_rewri
     """
     res = structural_merge(d(WHOLE_ORIG), d(update), "python")
     assert not res.ok or 'return {"message": data}' in res.text
+
+
+def test_appended_code_whose_last_line_occurs_earlier_still_goes_at_the_end():
+    # The snippet has no trailing marker, so its region claims the end of the file. Its first line
+    # and its last line (`other = make(`, new code) both also occur near the top, where they pair up
+    # as anchors; the placement through the inner anchor `check(request)` reaches the end instead.
+    orig = d("""
+        def test_one():
+            request = build()
+            other = make(
+                1
+            )
+
+
+        def test_two():
+            request = build()
+            check(request)
+    """)
+    update = d("""
+        # ... existing code ...
+            request = build()
+            check(request)
+
+
+        def test_three():
+            other = make(
+    """) + "        3\n    )\n"
+    res = structural_merge(orig, update, "python")
+    assert res.ok, res.reasons
+    assert res.text == orig + "\n\ndef test_three():\n    other = make(\n        3\n    )\n"

@@ -190,3 +190,34 @@ def test_whole_function_rewrite_merges_exactly_or_refuses(case):
     res = structural_merge(original, update, lang)
     if res.ok:
         assert res.text == edited, (update, res.reasons)
+
+
+@st.composite
+def tail_edits(draw):
+    """Code appended at the end of the file, shown with a few lines of context and no trailing
+    marker; the appended code copies some lines that occur elsewhere in the file, so the region's
+    last line may match an earlier place (an inner anchor must carry the placement)."""
+    lang, text = draw(st.sampled_from(ORIGINALS))
+    lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+    code = [ln for ln in lines if ln.strip()]
+    if len(lines) < 12 or not code:
+        return None
+    copied = draw(st.lists(st.sampled_from(code), min_size=1, max_size=3))
+    fresh = [f"{COMMENT.get(lang, '//')} appended {draw(st.sampled_from(WORDS))} {draw(st.integers(0, 999))}"]
+    added = draw(st.permutations(copied + fresh))
+    edited = lines + list(added)
+    ctx = draw(st.integers(2, 4))
+    marker = COMMENT.get(lang, "//") + " ... existing code ..."
+    update = [marker] + lines[-ctx:] + list(added)
+    return lang, text, "\n".join(edited) + "\n", "\n".join(update) + "\n"
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tail_edits())
+def test_code_appended_at_the_end_merges_exactly_or_refuses(case):
+    if case is None:
+        return
+    lang, original, edited, update = case
+    res = structural_merge(original, update, lang)
+    if res.ok:
+        assert res.text == edited, (update, res.reasons)

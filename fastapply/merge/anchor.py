@@ -102,14 +102,20 @@ def _context(shifted: list[str], a: int, b: int, idx: OriginalIndex, s: int, e: 
     return min(head + tail, b - a + 1)
 
 
-def place_region(region: Region, idx: OriginalIndex) -> list[Candidate]:
-    """Candidate placements of a region, cheapest first (costs up to best + MARGIN)."""
+def place_region(region: Region, idx: OriginalIndex, edge: str | None = None) -> list[Candidate]:
+    """Candidate placements of a region, cheapest first (costs up to best + MARGIN).
+
+    edge: "start" / "end" when the region has no marker before / after it in a snippet that has
+    markers, so it claims the top / bottom of the file (see _reaching_edge)."""
     lines = region.lines
     found: list[Candidate] = []
-    for a, b in _anchor_choices(lines, idx):  # the outermost anchors first; others only if they fail
+    choices = _anchor_choices(lines, idx)
+    for a, b in choices:  # the outermost anchors first; others only if they fail
         found = _place(lines, a, b, idx)
         if found:
             break
+    if edge is not None and found:
+        found = _reaching_edge(lines, idx, choices, found, edge)
     region.best_context = max((c.context for c in found), default=0)
     if not found:
         return []
@@ -133,6 +139,34 @@ def place_region(region: Region, idx: OriginalIndex) -> list[Candidate]:
         return []
     best = found[0].cost
     return [c for c in found if c.cost <= best + MARGIN]
+
+
+def _reaching_edge(lines: list[str], idx: OriginalIndex, choices: list[tuple[int, int]], found: list[Candidate],
+                   edge: str) -> list[Candidate]:
+    """Keep only placements that reach the file's first / last line of code, if one is no dearer
+    than every placement that does not. A placement that stops short would leave code beyond a
+    region that claims the edge (the caller refuses that), so it cannot be used; but when it is the
+    cheapest, "delete the rest" is a reading too, and nothing is narrowed."""
+    code = [i for i, ln in enumerate(idx.lines) if not is_blank(ln)]
+    if not code:
+        return found
+    target = code[0] if edge == "start" else code[-1]
+
+    def reaches(c: Candidate) -> bool:
+        return (c.start if edge == "start" else c.end) == target
+
+    short = min((c.cost for c in found if not reaches(c) and not c.estimated), default=None)
+    reach = [c for c in found if reaches(c)]
+    if reach and (short is None or min(c.cost for c in reach) <= short):
+        return reach
+    # Through inner anchors, in the usual order (an outer line of the region may be new code that
+    # happens to occur elsewhere in the file): the first that reaches the edge more cheaply.
+    bar = min([c.cost for c in reach] + ([short] if short is not None else []), default=None)
+    for a, b in choices[1:]:
+        inner = [c for c in _place(lines, a, b, idx) if reaches(c) and not c.estimated]
+        if inner and (bar is None or min(c.cost for c in inner) < bar):
+            return inner
+    return found
 
 
 def _place(lines: list[str], a: int, b: int, idx: OriginalIndex) -> list[Candidate]:

@@ -76,8 +76,13 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
     if not regions:
         return LineMerge(None, ["the snippet has no content besides markers"])
     idx = OriginalIndex(orig)
-    for r in regions:
-        r.candidates = place_region(r, idx)
+    for i, r in enumerate(regions):
+        edge = None
+        if not partial_ok and i == len(regions) - 1 and not r.marker_after:
+            edge = "end"
+        elif not partial_ok and i == 0 and not r.marker_before:
+            edge = "start"
+        r.candidates = place_region(r, idx, edge)
     choice, margin, error = order_regions(regions)
     if error:
         return LineMerge(None, [error])
