@@ -4,7 +4,8 @@ Line anchors place a region by the lines it shares with the original. When a reg
 function whose header is the only shared line, the last anchor is that header, and the marker after
 the region seems to keep the old body's remaining lines (Python has no closing `}` to anchor on).
 The region shows the definition complete when
-- more snippet code follows it at its own level or above (a new sibling, the class's next line);
+- more snippet code follows it at its own level or above (a new sibling, the class's next line)
+  that is not code of the old definition;
 - the marker after it is indented (so not a column-0 "loose" marker) no deeper than its header:
   the marker stands for siblings, not for the rest of the body;
 - or the region ends the file, or is followed by a column-0 marker while the header is at column 0,
@@ -30,10 +31,10 @@ def original_definitions(orig: list[str], lang: str | None) -> list[Definition]:
 
 
 def _complete_in_region(rest: list[str], header: str, header_indent: str, marker_indent: str | None,
-                        lang: str, old_def: list[str]) -> bool:
+                        ends_file: bool, lang: str, old_def: list[str]) -> bool:
     """Whether the definition at the top of `rest` (the region from the header on, as the snippet
-    wrote it) is complete. marker_indent: the next marker's indentation; None when the region ends
-    the file."""
+    wrote it) is complete. marker_indent: the next marker's indentation (None: no marker follows);
+    ends_file: the region is the end of the file (the last one, no marker after it)."""
     code, _ = dedent(rest)
     found = parse_definitions(code, lang)
     if not found or found[0].node_start != 0 or found[0].header != header or found[0].end == 0:
@@ -46,7 +47,7 @@ def _complete_in_region(rest: list[str], header: str, header_indent: str, marker
         return not any(x in old for x in after)
     if marker_indent and len(marker_indent) <= len(header_indent):
         return True
-    if marker_indent is None or (marker_indent == "" and header_indent == ""):
+    if ends_file or (marker_indent == "" and header_indent == ""):
         whole = code[:found[0].end + 1]
         if parse(lang, "\n".join(whole) + "\n").root_node.has_error:
             return False  # e.g. its closing bracket is not in the region
@@ -57,7 +58,7 @@ def _complete_in_region(rest: list[str], header: str, header_indent: str, marker
 
 def extend_to_whole_definition(start: int, end: int, repl: list[str], written: list[str], orig: list[str],
                                defs: list[Definition], limit: int, lang: str | None,
-                               marker_indent: str | None) -> int:
+                               marker_indent: str | None, ends_file: bool) -> int:
     """New end (exclusive) of the original span [start, end) that a region replaces (`repl`, re-indented
     for the original; `written`, as the snippet has it): past the rest of a definition that starts
     inside the span and that the region restates completely. `limit`: where the next span begins."""
@@ -70,7 +71,7 @@ def extend_to_whole_definition(start: int, end: int, repl: list[str], written: l
         if len(heads) != 1 or sum(1 for x in orig[start:end] if x.strip() == d.header) != 1:
             continue  # the header is missing or repeated: no safe pairing
         h = heads[0]
-        if _complete_in_region(written[h:], d.header, indent_of(written[h]), marker_indent, lang,
+        if _complete_in_region(written[h:], d.header, indent_of(written[h]), marker_indent, ends_file, lang,
                                orig[d.node_start:d.end + 1]):
             return d.end + 1
     return end

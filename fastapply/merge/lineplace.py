@@ -54,17 +54,18 @@ def _blank_bounded(edge: list[str], orig: list[str], at: int, stop: int, step: i
     return 0 < run <= 2 and (j < stop if step > 0 else j > stop) and is_blank(orig[j])
 
 
-def _whole_definitions(spans, regions, orig, lang):
-    """Extend each span over the rest of a definition its region restates whole (see complete.py)."""
+def _whole_definitions(spans, regions, orig, lang, partial_ok):
+    """Extend each span over the rest of a definition its region restates whole (see complete.py).
+    A marker-free snippet's last region does not end the file (what it skips stays)."""
     from fastapply.merge.complete import extend_to_whole_definition, original_definitions
 
     defs = original_definitions(orig, lang)
     out = []
     for i, ((start, end, repl), r) in enumerate(zip(spans, regions)):
         limit = spans[i + 1][0] if i + 1 < len(spans) else len(orig)
-        runs_to_end = i == len(spans) - 1 and not r.marker_after
+        ends_file = not partial_ok and i == len(spans) - 1 and not r.marker_after
         new_end = extend_to_whole_definition(start, end, repl, r.lines, orig, defs, limit, lang,
-                                             None if runs_to_end else r.after_indent)
+                                             r.after_indent if r.marker_after else None, ends_file)
         out.append((start, new_end, repl))
     return out
 
@@ -192,7 +193,7 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
                 return LineMerge(None, [f"the snippet has no markers but would replace {dropped} original lines it "
                                         "does not show: a partial snippet, or a deletion?"])
         spans.append((start, end, list(c.lines)))
-    spans = _whole_definitions(spans, regions, orig, lang)
+    spans = _whole_definitions(spans, regions, orig, lang, partial_ok)
     if not partial_ok and spans:
         if not regions[0].marker_before and any(not is_blank(x) for x in orig[:spans[0][0]]):
             return LineMerge(None, ["the snippet has markers but none before its first region, which is not at the "
