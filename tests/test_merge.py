@@ -275,17 +275,56 @@ def test_inline_markers():
     assert merged(orig, update, "typescript") == "const cfg = { host: '10.0.0.1', port: 5432, pool: 20 };\n"
 
 
-def test_loose_markers_at_column_zero_without_trailing_marker_inside_a_block():
-    orig = PY_ORIG
-    update = """
-        # ... rest of code ...
-            def greet(self):
-                return "hey " + self.name
-        """
-    res = structural_merge(d(orig), d(update), "python")
-    # the region ends inside the class: deleting the rest would be a guess either way
-    if res.ok:
-        assert res.text == d(orig).replace('"hello "', '"hey "')
+LOOSE_NO_TAIL = """
+    # ... existing code ...
+        def __init__(self, name):
+            self.name = "<" + name + ">"
+    {marker}
+        def shout(self):
+            return self.greet().upper() + "!"
+    """
+
+
+def test_loose_markers_without_trailing_marker_keep_the_tail():
+    # A column-0 marker standing for indented code marks a loose writer: the missing trailing
+    # marker is read as elision too, and the merge says so.
+    res = structural_merge(d(PY_ORIG), d(LOOSE_NO_TAIL.replace("{marker}", "# ... existing code ...")), "python")
+    assert res.ok, res.reasons
+    assert res.text == d(PY_ORIG).replace("self.name = name", 'self.name = "<" + name + ">"').replace(
+        "self.greet().upper()", 'self.greet().upper() + "!"')
+    assert "def main():" in res.text and any("loose" in x for x in res.reasons) and res.confidence <= 0.7
+
+
+def test_careful_markers_without_trailing_marker_refuse():
+    # The same snippet with its marker indented like the code it elides: the writer chose where to
+    # put markers, so no marker after the last region may mean the tail was deleted. Refuse.
+    update = LOOSE_NO_TAIL.replace("{marker}", "    # ... existing code ...")
+    res = structural_merge(d(PY_ORIG), d(update), "python")
+    assert not res.ok and any("keep or delete the lines below" in r for r in res.reasons)
+
+
+GO_SMALL = ("package main\n\nimport \"fmt\"\n\n// Show prints.\n// It returns a string\n// for the caller.\n"
+            "func Show() string {\n\treturn fmt.Sprint(1)\n}\n\nfunc main() {\n\tfmt.Println(Show())\n}\n")
+
+
+def test_member_alignment_keeps_a_comment_whose_start_a_marker_elides():
+    from fastapply.merge.members import merge_members
+
+    update = ("// ... existing code ...\n// It returns a string\n// for the caller.\nfunc Show() string {\n"
+              "\treturn fmt.Sprint(2)\n}\n// ... existing code ...\n")
+    tm = merge_members(GO_SMALL.split("\n")[:-1], update.split("\n")[:-1], "go")
+    assert tm is not None and "\n".join(tm.lines) + "\n" == GO_SMALL.replace("Sprint(1)", "Sprint(2)")
+
+
+def test_members_shown_back_to_back_take_the_snippets_spacing():
+    # the edit removes the blank line between the two: the member alignment must not keep it
+    orig = ("package main\n\nimport \"fmt\"\n\ntype T struct {\n\tA int\n\tB string\n}\n\nfunc (t T) Show() string {\n"
+            "\treturn fmt.Sprintf(\"%d %s\", t.A, t.B)\n}\n\nfunc main() {\n\tfmt.Println(T{}.Show())\n}\n")
+    update = ("// ... existing code ...\n\ntype T struct {\n\tA int\n\tB string\n} // result\nfunc (t T) Show() string {\n"
+              "\treturn fmt.Sprintf(\"%d %s\", t.A, t.B)\n}\n// ... existing code ...\n")
+    res = structural_merge(orig, update, "go")
+    assert res.ok, res.reasons
+    assert res.text == orig.replace("}\n\nfunc (t T)", "} // result\nfunc (t T)")
 
 
 # ---- refusals ----------------------------------------------------------------------------------
@@ -501,3 +540,35 @@ def test_appended_code_whose_last_line_occurs_earlier_still_goes_at_the_end():
     res = structural_merge(orig, update, "python")
     assert res.ok, res.reasons
     assert res.text == orig + "\n\ndef test_three():\n    other = make(\n        3\n    )\n"
+
+
+def test_refuses_function_whose_closing_brace_disagrees_with_its_indentation():
+    # a line of the function is missing (the match's `}`): the last `}` belongs to the impl
+    orig = """
+        impl From<Option<i32>> for Value {
+            fn from(opt: Option<i32>) -> Self {
+                match opt {
+                    None => Value::Null,
+                    Some(v) => Value::Int(v),
+                }
+            }
+        }
+        """
+    update = """
+            fn from(opt: Option<i32>) -> Self {
+                match opt {
+                    None => Value::Null,
+            }
+        }
+        """
+    res = structural_merge(d(orig), textwrap.dedent(update).lstrip("\n"), "rust")
+    assert not res.ok and any("closing brace" in r for r in res.reasons)
+
+
+def test_region_claiming_the_top_keeps_its_last_anchor():
+    # No marker before the region: it claims the file's top. Reaching the top through an inner
+    # anchor must not turn the region's shown last lines into new (duplicated) ones.
+    orig = '"""\nDoc of the module.\n"""\n\nimport os\nimport sys\n\n\ndef f():\n    return os.getcwd()\n'
+    update = '"""\nDoc of the module.\nx = 1\nimport os\nimport sys\n# ... existing code ...\n'
+    res = structural_merge(orig, update, "python")
+    assert not res.ok, res.text

@@ -41,6 +41,7 @@ class Region:
     marker_before: bool
     marker_after: bool
     after_indent: str | None = None  # leading whitespace of the marker after the region
+    before_indent: str | None = None  # ... and of the marker before it
     candidates: list[Candidate] = field(default_factory=list)
     best_context: int = 0  # most context any placement keeps (see order_regions' caller)
     contested: bool = False  # a cheaper placement exists that rests only on common lines
@@ -159,10 +160,15 @@ def _reaching_edge(lines: list[str], idx: OriginalIndex, choices: list[tuple[int
     reach = [c for c in found if reaches(c)]
     if reach and (short is None or min(c.cost for c in reach) <= short):
         return reach
-    # Through inner anchors, in the usual order (an outer line of the region may be new code that
-    # happens to occur elsewhere in the file): the first that reaches the edge more cheaply.
+    # Through inner anchors on the edge's side only, in the usual order (the region's line at the
+    # edge may be new code that happens to occur elsewhere in the file): the first that reaches the
+    # edge more cheaply. The other side keeps its outermost anchor: moving it inwards would turn
+    # shown original lines into new ones.
     bar = min([c.cost for c in reach] + ([short] if short is not None else []), default=None)
+    a0, b0 = choices[0]
     for a, b in choices[1:]:
+        if (b if edge == "start" else a) != (b0 if edge == "start" else a0):
+            continue
         inner = [c for c in _place(lines, a, b, idx) if reaches(c) and not c.estimated]
         if inner and (bar is None or min(c.cost for c in inner) < bar):
             return inner

@@ -92,6 +92,10 @@ def merge(original: str, update: str, language: str | None, path: str | None) ->
         doubts = []
         if lm.fuzzy:
             doubts.append(f"{lm.fuzzy} edge line(s) matched by similarity")
+        if lm.kept_edges:
+            confidence = min(confidence, 0.7)
+            doubts.append("kept the original's lines above/below the snippet, which has no marker there: its "
+                          "markers are loose (column 0 inside indented code), read as elision, not deletion")
         if lm.reaches_end and upd_trailing != trailing and orig_lines:
             # The snippet shows the file's last line but not its final-newline convention (snippets
             # rarely end in a newline): keep the file's, as an editor would, and say so.

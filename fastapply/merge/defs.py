@@ -53,6 +53,16 @@ class Definition:
     body: object = field(repr=False, default=None)  # the node holding the members (class body, ...)
 
 
+def brace_off_indent(lines: list[str], d: Definition) -> bool:
+    """The definition's closing brace is indented unlike its header: braces and indentation
+    disagree, so a line is missing or extra (the brace may close a block inside, or the container)."""
+    last = lines[d.end]
+    if not last.strip().startswith("}"):
+        return False
+    header = lines[d.node_start]
+    return len(last) - len(last.lstrip()) != len(header) - len(header.lstrip())
+
+
 def _end_row(node) -> int:
     """Last line of a node (some grammars end a line comment at column 0 of the next line)."""
     end = node.end_point

@@ -8,7 +8,7 @@ from fastapply.merge.anchor import OriginalIndex, Region, order_regions, place_r
 from fastapply.merge.doubts import blank_run, defines_something, weak_edge
 from fastapply.merge.edges import consume_back, consume_forward
 from fastapply.merge.fallback import CLOSERS, place_by_subject, place_closers
-from fastapply.merge.text import is_blank
+from fastapply.merge.text import indent_of, is_blank
 
 AMBIGUITY = 4  # an alternative placement this close in cost, explaining as many lines, is a tie
 
@@ -20,6 +20,7 @@ class LineMerge:
     margin: int = 0
     fuzzy: int = 0  # edge lines matched by similarity rather than equality
     reaches_end: bool = False  # the last region replaces the end of the file
+    kept_edges: bool = False  # lines above the first or below the last region kept without a marker
 
 
 def _echo(left: list[str], orig: list[str], at: int, stop: int, step: int) -> bool:
@@ -54,16 +55,37 @@ def _blank_bounded(edge: list[str], orig: list[str], at: int, stop: int, step: i
     return 0 < run <= 2 and (j < stop if step > 0 else j > stop) and is_blank(orig[j])
 
 
-def _whole_definitions(spans, regions, orig, lang, partial_ok):
+def _loose_markers(spans, regions, orig: list[str]) -> bool:
+    """Whether the snippet writes its markers loosely: one sits at column 0 although the code it
+    stands for starts indented, next to indented snippet code. Such a writer leaves out edge markers
+    as carelessly, so an unshown head or tail is elided, not deleted. (A marker indented like the
+    first line of the code it stands for gives no such hint.)"""
+    def first_code(lines):
+        return next((x for x in lines if not is_blank(x)), None)
+
+    for i, ((start, end, _), r) in enumerate(zip(spans, regions)):
+        sides = [(r.marker_after, r.after_indent, orig[end:spans[i + 1][0] if i + 1 < len(spans) else len(orig)],
+                  first_code(reversed(r.lines)))]
+        if i == 0:
+            sides.append((r.marker_before, r.before_indent, orig[:start], first_code(r.lines)))
+        for has_marker, marker_indent, elided, shown in sides:
+            first = first_code(elided)
+            if has_marker and marker_indent == "" and first and shown and indent_of(first) and indent_of(shown):
+                return True
+    return False
+
+
+def _whole_definitions(spans, regions, orig, lang, may_end_file):
     """Extend each span over the rest of a definition its region restates whole (see complete.py).
-    A marker-free snippet's last region does not end the file (what it skips stays)."""
+    may_end_file: whether a last region without a marker after it ends the file (not in a
+    marker-free snippet, nor with loose markers: what they skip stays)."""
     from fastapply.merge.complete import extend_to_whole_definition, original_definitions
 
     defs = original_definitions(orig, lang)
     out = []
     for i, ((start, end, repl), r) in enumerate(zip(spans, regions)):
         limit = spans[i + 1][0] if i + 1 < len(spans) else len(orig)
-        ends_file = not partial_ok and i == len(spans) - 1 and not r.marker_after
+        ends_file = may_end_file and i == len(spans) - 1 and not r.marker_after
         new_end = extend_to_whole_definition(start, end, repl, r.lines, orig, defs, limit, lang,
                                              r.after_indent if r.marker_after else None, ends_file)
         out.append((start, new_end, repl))
@@ -193,12 +215,18 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
                 return LineMerge(None, [f"the snippet has no markers but would replace {dropped} original lines it "
                                         "does not show: a partial snippet, or a deletion?"])
         spans.append((start, end, list(c.lines)))
-    spans = _whole_definitions(spans, regions, orig, lang, partial_ok)
+    loose = not partial_ok and _loose_markers(spans, regions, orig)
+    spans = _whole_definitions(spans, regions, orig, lang, not partial_ok and not loose)
+    kept_edges = False
     if not partial_ok and spans:
-        if not regions[0].marker_before and any(not is_blank(x) for x in orig[:spans[0][0]]):
+        head = not regions[0].marker_before and any(not is_blank(x) for x in orig[:spans[0][0]])
+        tail = not regions[-1].marker_after and any(not is_blank(x) for x in orig[spans[-1][1]:])
+        if (head or tail) and loose:
+            kept_edges = True  # core.py reports it as a doubt
+        elif head:
             return LineMerge(None, ["the snippet has markers but none before its first region, which is not at the "
                                     "top of the file: keep or delete the lines above it?"])
-        if not regions[-1].marker_after and any(not is_blank(x) for x in orig[spans[-1][1]:]):
+        elif tail:
             return LineMerge(None, ["the snippet has markers but none after its last region, which is not at the "
                                     "end of the file: keep or delete the lines below it?"])
     out: list[str] = []
@@ -211,4 +239,4 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
         pos = end
     out.extend(orig[pos:])
     return LineMerge(out, [], margin, fuzzy_total, reaches_end=bool(spans) and spans[-1][1] == len(orig)
-                     and not regions[-1].marker_after)
+                     and not regions[-1].marker_after, kept_edges=kept_edges)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from fastapply.languages import parse
 from fastapply.markers import marker_flags
-from fastapply.merge.defs import Definition, as_definition, iter_children
+from fastapply.merge.defs import Definition, brace_off_indent, iter_children
 from fastapply.merge.text import indent_of, is_blank, reindent
 from fastapply.merge.tree import TreeMerge
 
@@ -44,7 +44,8 @@ def merge_members(orig_lines: list[str], upd_lines: list[str], lang: str | None)
     if not markers:
         return None
     o_src_b, u_src_b = o_src.encode("utf-8"), u_src.encode("utf-8")
-    o_top = [d for d in (as_definition(c, o_src_b) for c in o_tree.root_node.named_children) if d is not None]
+    # with their comments attached, as the snippet's items are
+    o_top = [x for kind, x in iter_children(o_tree.root_node, o_src_b) if kind == "def"]
     edits: list[tuple[int, int, list[str]]] = []
     top = _items(u_tree.root_node, u_src_b, markers)
     covered = set(markers)
@@ -67,6 +68,15 @@ def merge_members(orig_lines: list[str], upd_lines: list[str], lang: str | None)
         pos = end
     out.extend(orig_lines[pos:])
     return TreeMerge(out, 0.75)
+
+
+def _restate_gap(u_prev: Definition, u: Definition, o_prev: Definition, start: int, orig: list[str],
+                 upd: list[str], edits: list) -> None:
+    """Two members shown back to back: the blank lines between them are the snippet's (an edit may
+    add or remove them), when both gaps hold nothing but blank lines."""
+    u_gap, o_gap = upd[u_prev.end + 1:u.start], orig[o_prev.end + 1:start]
+    if len(u_gap) != len(o_gap) and all(is_blank(x) for x in u_gap + o_gap):
+        edits.append((o_prev.end + 1, start, [""] * len(u_gap)))
 
 
 def _text(u_lines: list[str], d: Definition) -> list[str]:
@@ -129,9 +139,10 @@ def _align(items, o_members: list[Definition], container: Definition | None, ori
             edits.append((start, end, []))
         cursor = max(cursor, k)
 
+    shown_prev: Definition | None = None  # the snippet's member right before, when it was matched
     for n, (kind, u) in enumerate(items):
         if kind == "marker":
-            marker_open = True
+            marker_open, shown_prev = True, None
             continue
         o = matched.get(n)
         if o is not None:
@@ -149,6 +160,8 @@ def _align(items, o_members: list[Definition], container: Definition | None, ori
             else:
                 covered.update(range(u.start, u.end + 1))
                 nxt = items[n + 1][0] if n + 1 < len(items) else None
+                if brace_off_indent(upd, u):
+                    raise Refuse(f"the closing brace of `{u.name}` is not indented like its header: a line missing?")
                 closed = nxt == "def" or (brace and upd[u.end].strip()[:1] == "}")
                 if nxt == "marker":  # a marker indented deeper than the header is still inside it
                     m_row = items[n + 1][1]
@@ -159,13 +172,24 @@ def _align(items, o_members: list[Definition], container: Definition | None, ori
                 new = reindent(_text(upd, u), upd[u.node_start], orig[o.node_start])
                 if new is None:
                     raise Refuse(f"cannot re-indent `{u.name}`")
-                if u.start < u.attr_start and (u.start - 1) in markers and \
-                        [x.strip() for x in upd[u.start:u.attr_start]] != [x.strip() for x in orig[o.start:o.attr_start]]:
-                    raise Refuse(f"the comment above `{u.name}` starts right after a marker: is it shown whole?")
                 start = o.start if u.start < u.attr_start else o.attr_start
+                # Comments and attributes that open the snippet or follow a marker may be the cut-off
+                # end of the original's: when they are its last lines, the marker stands for the rest.
+                u_pre = [x.strip() for x in upd[u.start:u.node_start]]
+                o_pre = [x.strip() for x in orig[o.start:o.node_start]]
+                after_marker = (u.start - 1) in markers
+                if u_pre != o_pre and (after_marker or all(is_blank(x) for x in upd[:u.start])):
+                    if after_marker and 0 < len(u_pre) < len(o_pre) and o_pre[-len(u_pre):] == u_pre:
+                        start = o.node_start - len(u_pre)
+                    elif u.start < u.attr_start:
+                        raise Refuse(f"the comment above `{u.name}` starts the snippet or follows a marker and "
+                                     "differs from the original's: is it shown whole?")
                 edits.append((start, o.end + 1, new))
-            last, cursor = o, k + 1
+                if shown_prev is not None and last is not None and o_members.index(last) == k - 1:
+                    _restate_gap(shown_prev, u, last, start, orig, upd, edits)
+            last, cursor, shown_prev = o, k + 1, u
             continue
+        shown_prev = None
         # a new member
         rest = items[n + 1:]
         if marker_open:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapply.markers import marker_flags
 from fastapply.merge.anchor import Region
-from fastapply.merge.text import is_blank
+from fastapply.merge.text import indent_of, is_blank
 
 
 def split_regions(update_lines: list[str], original_lines: list[str]) -> tuple[list[Region], int]:
@@ -14,19 +14,21 @@ def split_regions(update_lines: list[str], original_lines: list[str]) -> tuple[l
     regions: list[Region] = []
     current: list[str] = []
     seen_marker = False
+    marker_indent = None
     n_markers = 0
     for line, is_marker in zip(update_lines, flags):
         if is_marker:
             n_markers += 1
             if any(not is_blank(x) for x in current):
                 regions.append(Region(current, marker_before=seen_marker, marker_after=True,
-                                      after_indent=line[: len(line) - len(line.lstrip())]))
+                                      after_indent=indent_of(line), before_indent=marker_indent))
             current = []
             seen_marker = True
+            marker_indent = indent_of(line)
         else:
             current.append(line)
     if any(not is_blank(x) for x in current):
-        regions.append(Region(current, marker_before=seen_marker, marker_after=False))
+        regions.append(Region(current, marker_before=seen_marker, marker_after=False, before_indent=marker_indent))
     if regions and not regions[0].marker_before:
         while regions[0].lines and is_blank(regions[0].lines[0]):
             regions[0].lines.pop(0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fastapply.languages import parse
-from fastapply.merge.defs import Definition, collect, flatten
+from fastapply.merge.defs import Definition, brace_off_indent, collect, flatten
 from fastapply.merge.text import dedent, indent_of, is_blank, reindent
 
 # Wrappers that let a bare method parse as a member (pasted without its class).
@@ -139,6 +139,10 @@ def _plan(u_defs, u_lines, offset, pool, orig_lines, edits, problems) -> bool:
             problems.append("the snippet's definitions are in a different order than in the original")
             return False
         last_end = o.end
+    for u, _ in matched:
+        if brace_off_indent(u_lines, u):
+            problems.append(f"the closing brace of `{u.name}` is not indented like its header: a line missing?")
+            return False
     for u, o in matched:
         u_text = u_lines[u.start:u.end + 1]
         if o is None:
