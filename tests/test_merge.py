@@ -327,6 +327,16 @@ def test_members_shown_back_to_back_take_the_snippets_spacing():
     assert res.text == orig.replace("}\n\nfunc (t T)", "} // result\nfunc (t T)")
 
 
+def test_bare_function_keeps_attributes_and_decorators_it_does_not_show():
+    rust = "#[test]\n#[ignore]\nfn slow() {\n    run(1);\n}\n\nfn other() {}\n"
+    assert merged(rust, "fn slow() {\n    run(2);\n}\n", "rust") == rust.replace("run(1)", "run(2)")
+    # shown attributes replace the original's
+    assert merged(rust, "#[test]\nfn slow() {\n    run(2);\n}\n", "rust") == \
+        rust.replace("#[ignore]\n", "").replace("run(1)", "run(2)")
+    py = "class A:\n    # cached\n    @property\n    def x(self):\n        return 1\n\n    def y(self):\n        return 2\n"
+    assert merged(py, "def x(self):\n    return 3\n", "python") == py.replace("return 1", "return 3")
+
+
 # ---- refusals ----------------------------------------------------------------------------------
 
 

@@ -112,6 +112,10 @@ def edits(draw):
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(edits())
 def test_random_edit_merges_exactly_or_refuses(case):
+    check_exact_or_refused(case)
+
+
+def check_exact_or_refused(case) -> None:
     if case is None:
         return
     lang, original, edited, update = case
@@ -210,12 +214,7 @@ def rewrites(draw):
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rewrites())
 def test_whole_function_rewrite_merges_exactly_or_refuses(case):
-    if case is None:
-        return
-    lang, original, edited, update = case
-    res = structural_merge(original, update, lang)
-    if res.ok:
-        assert res.text == edited, (update, res.reasons)
+    check_exact_or_refused(case)
 
 
 @st.composite
@@ -241,9 +240,37 @@ def tail_edits(draw):
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tail_edits())
 def test_code_appended_at_the_end_merges_exactly_or_refuses(case):
-    if case is None:
-        return
-    lang, original, edited, update = case
-    res = structural_merge(original, update, lang)
-    if res.ok:
-        assert res.text == edited, (update, res.reasons)
+    check_exact_or_refused(case)
+
+
+@st.composite
+def bare_functions(draw):
+    """One function edited and shown alone, whole, with no marker and no enclosing class (the shape
+    agents send most): statements added at the top or the bottom of its body, or the body replaced.
+    The snippet may be pasted at column 0. Everything else in the file stays."""
+    lang, text = draw(st.sampled_from(ORIGINALS))
+    lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+    fns = _functions(lang, lines)
+    if not fns:
+        return None
+    head, last, indent = draw(st.sampled_from(fns))
+    stmt = STATEMENT.get(lang, "const {w}_{n} = {v}({m});")
+    new = [indent + stmt.format(w=draw(st.sampled_from(WORDS)), n=draw(st.integers(0, 999)),
+                                v=draw(st.sampled_from(WORDS)), m=draw(st.integers(0, 99)))
+           for _ in range(draw(st.integers(1, 2)))]
+    body_end = last + 1 if lang == "python" else last
+    body = lines[head + 1:body_end]
+    where = draw(st.sampled_from(["top", "bottom", "replace"]))
+    body = new + body if where == "top" else body + new if where == "bottom" else new
+    new_fn = [lines[head]] + body + lines[body_end:last + 1]
+    edited = lines[:head] + new_fn + lines[last + 1:]
+    pad = lines[head][: len(lines[head]) - len(lines[head].lstrip())]
+    if draw(st.booleans()):
+        new_fn = [x[len(pad):] if x.startswith(pad) else x for x in new_fn]
+    return lang, text, "\n".join(edited) + "\n", "\n".join(new_fn) + "\n"
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bare_functions())
+def test_bare_function_merges_exactly_or_refuses(case):
+    check_exact_or_refused(case)

@@ -53,6 +53,18 @@ class Definition:
     body: object = field(repr=False, default=None)  # the node holding the members (class body, ...)
 
 
+def restate(u: Definition, u_new: list[str], o: Definition, orig: list[str], show_prefix: bool = True) -> list[str]:
+    """What replaces orig[o.start:o.end + 1] when the snippet restates `o` as `u` (u_new: the
+    snippet's lines from u.start, re-indented for the original). The comments and the attributes
+    above a definition are separate parts: each one the snippet shows replaces the original's, each
+    one it leaves out stays (a bare `fn` keeps its `#[test]`, a bare `def` its decorators).
+    show_prefix=False: keep both of the original's (the snippet's are a cut-off copy of them)."""
+    c, a = u.attr_start - u.start, u.node_start - u.start
+    comments = u_new[:c] if c and show_prefix else orig[o.start:o.attr_start]
+    attrs = u_new[c:a] if a > c and show_prefix else orig[o.attr_start:o.node_start]
+    return comments + attrs + u_new[a:]
+
+
 def brace_off_indent(lines: list[str], d: Definition) -> bool:
     """The definition's closing brace is indented unlike its header: braces and indentation
     disagree, so a line is missing or extra (the brace may close a block inside, or the container)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from fastapply.languages import parse
 from fastapply.markers import marker_flags
-from fastapply.merge.defs import Definition, brace_off_indent, iter_children
+from fastapply.merge.defs import Definition, brace_off_indent, iter_children, restate
 from fastapply.merge.text import indent_of, is_blank, reindent
 from fastapply.merge.tree import TreeMerge
 
@@ -172,21 +172,21 @@ def _align(items, o_members: list[Definition], container: Definition | None, ori
                 new = reindent(_text(upd, u), upd[u.node_start], orig[o.node_start])
                 if new is None:
                     raise Refuse(f"cannot re-indent `{u.name}`")
-                start = o.start if u.start < u.attr_start else o.attr_start
                 # Comments and attributes that open the snippet or follow a marker may be the cut-off
                 # end of the original's: when they are its last lines, the marker stands for the rest.
                 u_pre = [x.strip() for x in upd[u.start:u.node_start]]
                 o_pre = [x.strip() for x in orig[o.start:o.node_start]]
                 after_marker = (u.start - 1) in markers
+                cut_off = False
                 if u_pre != o_pre and (after_marker or all(is_blank(x) for x in upd[:u.start])):
                     if after_marker and 0 < len(u_pre) < len(o_pre) and o_pre[-len(u_pre):] == u_pre:
-                        start = o.node_start - len(u_pre)
+                        cut_off = True
                     elif u.start < u.attr_start:
                         raise Refuse(f"the comment above `{u.name}` starts the snippet or follows a marker and "
                                      "differs from the original's: is it shown whole?")
-                edits.append((start, o.end + 1, new))
+                edits.append((o.start, o.end + 1, restate(u, new, o, orig, show_prefix=not cut_off)))
                 if shown_prev is not None and last is not None and o_members.index(last) == k - 1:
-                    _restate_gap(shown_prev, u, last, start, orig, upd, edits)
+                    _restate_gap(shown_prev, u, last, o.start, orig, upd, edits)
             last, cursor, shown_prev = o, k + 1, u
             continue
         shown_prev = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fastapply.languages import parse
-from fastapply.merge.defs import Definition, brace_off_indent, collect, flatten
+from fastapply.merge.defs import Definition, brace_off_indent, collect, flatten, restate
 from fastapply.merge.text import dedent, indent_of, is_blank, reindent
 
 # Wrappers that let a bare method parse as a member (pasted without its class).
@@ -164,9 +164,7 @@ def _plan(u_defs, u_lines, offset, pool, orig_lines, edits, problems) -> bool:
         if shifted is None:
             problems.append(f"cannot re-indent `{u.name}` to its place in the original")
             return False
-        u_has_comment = u.start < u.attr_start
-        start = o.start if u_has_comment else o.attr_start
-        edits.append((start, o.end + 1, shifted))
+        edits.append((o.start, o.end + 1, restate(u, shifted, o, orig_lines)))
     # new definitions: next to the nearest matched neighbour, with the snippet's spacing
     for n, (u, o) in enumerate(matched):
         if o is not None:
