@@ -337,6 +337,29 @@ def test_bare_function_keeps_attributes_and_decorators_it_does_not_show():
     assert merged(py, "def x(self):\n    return 3\n", "python") == py.replace("return 1", "return 3")
 
 
+def test_refuses_deletion_next_to_a_repeated_line():
+    # `app,` and one of two equal lines were deleted; the snippet shows only the lines around the
+    # gap, and the second copy could be the context as well as the first: which copy went?
+    orig = "f(\n  app,\n  'x',\n  'x',\n  'y'\n);\n\ng();\n"
+    update = "f(\n  'x',\n// ... existing code ...\n"
+    res = structural_merge(orig, update, "javascript")
+    assert not res.ok and any("also occur" in r for r in res.reasons)
+
+
+def test_bare_function_cut_inside_its_comment_keeps_the_comment():
+    orig = ("package main\n\n// Show prints.\n// It returns a string\n// for the caller.\nfunc Show() string {\n"
+            "\treturn \"a\"\n}\n\nfunc main() {}\n")
+    update = "// It returns a string\n// for the caller.\nfunc Show() string {\n\treturn \"b\"\n}\n"
+    assert merged(orig, update, "go") == orig.replace('"a"', '"b"')
+
+
+def test_comment_trailing_an_attribute_is_part_of_its_line():
+    orig = "#[macro_export]\n#[doc(hidden)]\nmacro_rules! a {\n    () => {};\n}\n\nfn b() {}\n"
+    update = "#[macro_export]\n#[doc(hidden)] // item\nmacro_rules! a {\n    () => {1};\n}\n"
+    assert merged(orig, update, "rust") == orig.replace("#[doc(hidden)]", "#[doc(hidden)] // item").replace(
+        "{};", "{1};")
+
+
 # ---- refusals ----------------------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from fastapply.languages import error_count, parse
 from fastapply.merge import structural_merge
+from fastapply.merge.text import is_trivial
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "evals"
 
@@ -71,12 +72,21 @@ def edits(draw):
             ins = [old + (f"  # {draw(st.sampled_from(WORDS))}" if lang == "python" else
                           f" // {draw(st.sampled_from(WORDS))}")] + ins[1:]
         new_lines[at:at + n_del] = ins
-        changed.append((at, at + n_ins))
-        shift += n_ins - n_del
-    ctx = draw(st.integers(2, 4))
+        changed.append((at, at + len(ins)))
+        shift += len(ins) - n_del
+    # context lines on each side of an edit (sparse_context-like at 1), counted in lines that can
+    # anchor: blank lines and `}` / ` *` alone do not show where an edit starts or ends
+    ctx = draw(st.integers(1, 4))
     windows = []
     for a, b in changed:
-        lo, hi = max(0, a - ctx), min(len(new_lines), b + ctx)
+        lo, hi = a, b
+        for _ in range(ctx):
+            lo = max(0, lo - 1)
+            while lo > 0 and is_trivial(new_lines[lo]):
+                lo -= 1
+            hi = min(len(new_lines), hi + 1)
+            while hi < len(new_lines) and is_trivial(new_lines[hi - 1]):
+                hi += 1
         if windows and lo <= windows[-1][1]:
             windows[-1] = (windows[-1][0], hi)
         else:

@@ -53,15 +53,18 @@ class Definition:
     body: object = field(repr=False, default=None)  # the node holding the members (class body, ...)
 
 
-def restate(u: Definition, u_new: list[str], o: Definition, orig: list[str], show_prefix: bool = True) -> list[str]:
+def restate(u: Definition, u_new: list[str], o: Definition, orig: list[str]) -> list[str]:
     """What replaces orig[o.start:o.end + 1] when the snippet restates `o` as `u` (u_new: the
     snippet's lines from u.start, re-indented for the original). The comments and the attributes
     above a definition are separate parts: each one the snippet shows replaces the original's, each
-    one it leaves out stays (a bare `fn` keeps its `#[test]`, a bare `def` its decorators).
-    show_prefix=False: keep both of the original's (the snippet's are a cut-off copy of them)."""
+    one it leaves out stays (a bare `fn` keeps its `#[test]`, a bare `def` its decorators). When what
+    the snippet shows above it is the last lines of the original's, the snippet was cut inside
+    them: all of the original's stay."""
     c, a = u.attr_start - u.start, u.node_start - u.start
-    comments = u_new[:c] if c and show_prefix else orig[o.start:o.attr_start]
-    attrs = u_new[c:a] if a > c and show_prefix else orig[o.attr_start:o.node_start]
+    shown, kept = [x.strip() for x in u_new[:a]], [x.strip() for x in orig[o.start:o.node_start]]
+    cut = 0 < len(shown) < len(kept) and kept[-len(shown):] == shown
+    comments = u_new[:c] if c and not cut else orig[o.start:o.attr_start]
+    attrs = u_new[c:a] if a > c and not cut else orig[o.attr_start:o.node_start]
     return comments + attrs + u_new[a:]
 
 
@@ -177,8 +180,8 @@ def iter_children(container, src: bytes, markers: frozenset[int] | set[int] = fr
             if row in markers:
                 pending = []
                 yield "marker", row
-            elif row == prev_end:
-                pass  # `} // note`: trails the previous sibling
+            elif row == prev_end or (pending and row == _end_row(pending[-1])):
+                pass  # `} // note`, `#[attr] // note`: trails the node on its line
             else:
                 if pending and row > _end_row(pending[-1]) + 1:
                     pending = []  # a blank line separates it from the earlier comments

@@ -52,8 +52,8 @@ def weak_edge(c, orig: list[str], lo: int, hi: int) -> str | None:
         k -= 1
         j -= 1
     tail.reverse()
-    if c.matched >= c.last - c.first + 1:
-        return None  # the whole region is context: nothing is edited next to it
+    if c.matched >= c.last - c.first + 1 and c.end - c.start == c.last - c.first:
+        return None  # the whole region is context, in one piece: nothing is edited next to it
     keys = [x.rstrip() for x in orig]
     near = 2  # a reader would take "these few lines were deleted too" as a plausible reading
     if head:

@@ -177,14 +177,12 @@ def _align(items, o_members: list[Definition], container: Definition | None, ori
                 u_pre = [x.strip() for x in upd[u.start:u.node_start]]
                 o_pre = [x.strip() for x in orig[o.start:o.node_start]]
                 after_marker = (u.start - 1) in markers
-                cut_off = False
-                if u_pre != o_pre and (after_marker or all(is_blank(x) for x in upd[:u.start])):
-                    if after_marker and 0 < len(u_pre) < len(o_pre) and o_pre[-len(u_pre):] == u_pre:
-                        cut_off = True
-                    elif u.start < u.attr_start:
-                        raise Refuse(f"the comment above `{u.name}` starts the snippet or follows a marker and "
-                                     "differs from the original's: is it shown whole?")
-                edits.append((o.start, o.end + 1, restate(u, new, o, orig, show_prefix=not cut_off)))
+                cut_off = 0 < len(u_pre) < len(o_pre) and o_pre[-len(u_pre):] == u_pre  # restate() keeps it
+                if u_pre != o_pre and not cut_off and u.start < u.attr_start and \
+                        (after_marker or all(is_blank(x) for x in upd[:u.start])):
+                    raise Refuse(f"the comment above `{u.name}` starts the snippet or follows a marker and "
+                                 "differs from the original's: is it shown whole?")
+                edits.append((o.start, o.end + 1, restate(u, new, o, orig)))
                 if shown_prev is not None and last is not None and o_members.index(last) == k - 1:
                     _restate_gap(shown_prev, u, last, o.start, orig, upd, edits)
             last, cursor, shown_prev = o, k + 1, u
