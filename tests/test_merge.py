@@ -360,6 +360,36 @@ def test_comment_trailing_an_attribute_is_part_of_its_line():
         "{};", "{1};")
 
 
+def test_marker_free_snippet_never_defines_a_function_twice():
+    # The whole file, with main's body shortened: a line placement that stops before main would
+    # keep the old main and add the new one.
+    orig = ("package main\n\nimport \"fmt\"\n\ntype T struct {\n\tA int\n}\n\nfunc (t T) Show() string {\n"
+            "\treturn fmt.Sprint(t.A)\n}\n\nfunc main() {\n\tt := T{A: 1}\n\tfmt.Println(t.Show())\n}\n")
+    update = orig.replace('import "fmt"', 'import "fmt" // result').replace(
+        "\tt := T{A: 1}\n\tfmt.Println(t.Show())\n", "\tt := T{A: 1} // alpha\n")
+    res = structural_merge(orig, update, "go")
+    if res.ok:
+        assert res.text == update
+    else:
+        assert res.text is None
+
+
+def test_refuses_unchanged_region_next_to_a_copy_of_its_edge_line():
+    # Shown between markers, `x, / y` changes nothing where it fits best; but its first line repeats
+    # just above, so it may be showing that one copy of `x,` was deleted.
+    orig = "f(\n  a,\n  x,\n  x,\n  y\n);\n\ng(1);\n"
+    update = "// ... existing code ...\n  x,\n  y\n// ... existing code ...\n"
+    res = structural_merge(orig, update, "javascript")
+    assert not res.ok and any("changes nothing" in r for r in res.reasons)
+
+
+def test_snippet_cut_inside_java_annotations_keeps_them():
+    orig = ("/** Doc. */\n@Retention(RetentionPolicy.RUNTIME)\n@Target(ElementType.TYPE)\npublic @interface I {\n"
+            "  @SuppressWarnings(\"rawtypes\")\n  public Class<?> a();\n}\n")
+    update = "@Target(ElementType.TYPE)\npublic @interface I {\n  public Class<?> a();\n}\n"
+    assert merged(orig, update, "java") == orig.replace('  @SuppressWarnings("rawtypes")\n', "")
+
+
 # ---- refusals ----------------------------------------------------------------------------------
 
 

@@ -60,12 +60,23 @@ def restate(u: Definition, u_new: list[str], o: Definition, orig: list[str]) -> 
     one it leaves out stays (a bare `fn` keeps its `#[test]`, a bare `def` its decorators). When what
     the snippet shows above it is the last lines of the original's, the snippet was cut inside
     them: all of the original's stay."""
+    # up to the line with the name: Java's annotations are inside the definition node
+    u_name, o_name = name_row(u), name_row(o)
+    shown = [x.strip() for x in u_new[:u_name - u.start]]
+    kept = [x.strip() for x in orig[o.start:o_name]]
+    if 0 < len(shown) < len(kept) and kept[-len(shown):] == shown:
+        return orig[o.start:o_name] + u_new[u_name - u.start:]
     c, a = u.attr_start - u.start, u.node_start - u.start
-    shown, kept = [x.strip() for x in u_new[:a]], [x.strip() for x in orig[o.start:o.node_start]]
-    cut = 0 < len(shown) < len(kept) and kept[-len(shown):] == shown
-    comments = u_new[:c] if c and not cut else orig[o.start:o.attr_start]
-    attrs = u_new[c:a] if a > c and not cut else orig[o.attr_start:o.node_start]
+    comments = u_new[:c] if c else orig[o.start:o.attr_start]
+    attrs = u_new[c:a] if a > c else orig[o.attr_start:o.node_start]
     return comments + attrs + u_new[a:]
+
+
+def name_row(d: Definition) -> int:
+    """The line holding the definition's name (its header line for most grammars)."""
+    name = d.node.child_by_field_name("name") if d.node is not None else None
+    row = name.start_point.row if name is not None else d.node_start
+    return row if d.node_start <= row <= d.end else d.node_start
 
 
 def brace_off_indent(lines: list[str], d: Definition) -> bool:

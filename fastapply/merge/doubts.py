@@ -52,10 +52,22 @@ def weak_edge(c, orig: list[str], lo: int, hi: int) -> str | None:
         k -= 1
         j -= 1
     tail.reverse()
-    if c.matched >= c.last - c.first + 1 and c.end - c.start == c.last - c.first:
-        return None  # the whole region is context, in one piece: nothing is edited next to it
     keys = [x.rstrip() for x in orig]
     near = 2  # a reader would take "these few lines were deleted too" as a plausible reading
+    if c.matched >= c.last - c.first + 1 and c.end - c.start == c.last - c.first:
+        # The whole region is context, in one piece: it changes nothing where it fits best. But a
+        # region is shown for a reason: if its first or last line repeats just outside, it may be
+        # showing that the lines up to that copy were deleted.
+        first, last = lines[c.first].rstrip(), lines[c.last].rstrip()
+        for t in range(max(lo, c.start - 1 - near), c.start):
+            if keys[t] == first:
+                return f"it changes nothing where it fits, and its first line also occurs at line {t + 1}, just above: " \
+                       "does it delete the lines in between?"
+        for t in range(c.end + 1, min(hi, c.end + 2 + near)):
+            if keys[t] == last:
+                return f"it changes nothing where it fits, and its last line also occurs at line {t + 1}, just below: " \
+                       "does it delete the lines in between?"
+        return None
     if head:
         n = len(head)
         for t in range(max(lo, c.start - n - near), c.start):

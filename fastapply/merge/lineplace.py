@@ -75,6 +75,25 @@ def _loose_markers(spans, regions, orig: list[str]) -> bool:
     return False
 
 
+def _defined_twice(spans, orig: list[str], lang: str | None) -> str | None:
+    """In a marker-free snippet (which keeps what it does not show), a region that shows the header
+    of a definition (unique in the original) while it is placed away from it: the merge would keep
+    the old definition and add the region's, defining it twice."""
+    from fastapply.merge.complete import original_definitions
+
+    defs = original_definitions(orig, lang)
+    count: dict[str, int] = {}
+    for d in defs:
+        count[d.header] = count.get(d.header, 0) + 1
+    for i, (start, end, repl) in enumerate(spans):
+        shown = {x.strip() for x in repl}
+        for d in defs:
+            if count[d.header] == 1 and d.name in d.header and d.header in shown and not (start <= d.node_start < end):
+                return (f"region {i + 1} shows `{d.header[:60]}` but is placed away from it (line {d.node_start + 1}): "
+                        "the definition would be there twice")
+    return None
+
+
 def _whole_definitions(spans, regions, orig, lang, may_end_file):
     """Extend each span over the rest of a definition its region restates whole (see complete.py).
     may_end_file: whether a last region without a marker after it ends the file (not in a
@@ -217,6 +236,9 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
         spans.append((start, end, list(c.lines)))
     loose = not partial_ok and _loose_markers(spans, regions, orig)
     spans = _whole_definitions(spans, regions, orig, lang, not partial_ok and not loose)
+    twice = _defined_twice(spans, orig, lang) if partial_ok else None
+    if twice:
+        return LineMerge(None, [twice])
     kept_edges = False
     if not partial_ok and spans:
         head = not regions[0].marker_before and any(not is_blank(x) for x in orig[:spans[0][0]])
