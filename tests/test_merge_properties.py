@@ -284,3 +284,44 @@ def bare_functions(draw):
 @given(bare_functions())
 def test_bare_function_merges_exactly_or_refuses(case):
     check_exact_or_refused(case)
+
+
+def _classes(lang: str, lines: list[str]) -> list[tuple[int, int]]:
+    """(first row, last row) of classes / impls / structs of at most 120 lines."""
+    from fastapply.merge.defs import collect, flatten
+
+    src = "\n".join(lines) + "\n"
+    tree = parse(lang, src)
+    if tree is None:
+        return []
+    return [(d.start, d.end) for d in flatten(collect(tree, src.encode()))
+            if d.kind in ("type", "impl") and 3 <= d.end - d.start <= 120]
+
+
+@st.composite
+def whole_classes(draw):
+    """A class shown whole between markers (the whole_class shape) with a line inside it edited:
+    something appended to it, or a statement inserted after it."""
+    lang, text = draw(st.sampled_from(ORIGINALS))
+    lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+    found = _classes(lang, lines)
+    if not found:
+        return None
+    first, last = draw(st.sampled_from(found))
+    inner = [i for i in range(first + 1, last) if lines[i].strip() and not is_trivial(lines[i])]
+    if not inner:
+        return None
+    at = draw(st.sampled_from(inner))
+    word = draw(st.sampled_from(WORDS))
+    new_lines = list(lines)
+    new_lines[at] = lines[at] + (f"  # {word}" if lang == "python" else f" // {word}")
+    cls = new_lines[first:last + 1]
+    marker = COMMENT.get(lang, "//") + " ... existing code ..."
+    out = ([marker] if first > 0 else []) + cls + ([marker] if last + 1 < len(lines) else [])
+    return lang, text, "\n".join(new_lines) + "\n", "\n".join(out) + "\n"
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(whole_classes())
+def test_whole_class_merges_exactly_or_refuses(case):
+    check_exact_or_refused(case)
