@@ -325,3 +325,55 @@ def whole_classes(draw):
 @given(whole_classes())
 def test_whole_class_merges_exactly_or_refuses(case):
     check_exact_or_refused(case)
+
+
+NEW_FN = {"python": ["def {w}_{n}(x):", "    return x + {m}"], "go": ["func {w}{n}(x int) int {{", "\treturn x + {m}", "}}"],
+          "rust": ["fn {w}_{n}(x: i32) -> i32 {{", "    x + {m}", "}}"],
+          "java": ["int {w}{n}(int x) {{", "  return x + {m};", "}}"]}
+
+
+@st.composite
+def new_functions(draw):
+    """A new function added right after an existing one, at its indentation and with the file's
+    blank-line spacing, shown with 1-3 lines of context on each side between markers."""
+    lang, text = draw(st.sampled_from(ORIGINALS))
+    lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+    fns = [f for f in _functions(lang, lines) if f[1] + 2 < len(lines) and not lines[f[1] + 1].strip()]
+    if not fns:
+        return None
+    head, last, _ = draw(st.sampled_from(fns))
+    pad = lines[head][: len(lines[head]) - len(lines[head].lstrip())]
+    gap = 1
+    while last + gap < len(lines) and not lines[last + gap].strip():
+        gap += 1
+    gap -= 1  # blank lines after the function
+    body = NEW_FN.get(lang, ["function {w}{n}(x) {{", "  return x + {m};", "}}"])
+    w, n, m = draw(st.sampled_from(WORDS)), draw(st.integers(0, 999)), draw(st.integers(0, 99))
+    fn = [pad + x.format(w=w, n=n, m=m) for x in body]
+    new_lines = lines[:last + 1] + [""] * gap + fn + lines[last + 1:]
+    a, b = last + 1, last + 1 + gap + len(fn)  # the added stretch in new_lines
+    ctx = draw(st.integers(1, 3))
+    lo, hi = a, b + gap
+    for _ in range(ctx):
+        lo = max(0, lo - 1)
+        while lo > 0 and is_trivial(new_lines[lo]):
+            lo -= 1
+        hi = min(len(new_lines), hi + 1)
+        while hi < len(new_lines) and is_trivial(new_lines[hi - 1]):
+            hi += 1
+    marker = COMMENT.get(lang, "//") + " ... existing code ..."
+
+    def indent(elided: list[str]) -> str:
+        first = next((x for x in elided if x.strip()), "")
+        return first[: len(first) - len(first.lstrip())]
+
+    out = ([indent(new_lines[:lo]) + marker] if lo > 0 else []) + new_lines[lo:hi]
+    if hi < len(new_lines):
+        out.append(indent(new_lines[hi:]) + marker)
+    return lang, text, "\n".join(new_lines) + "\n", "\n".join(out) + "\n"
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(new_functions())
+def test_new_function_merges_exactly_or_refuses(case):
+    check_exact_or_refused(case)
