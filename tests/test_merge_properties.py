@@ -41,6 +41,26 @@ COMMENT = {"python": "#"}
 WORDS = ["alpha", "beta", "gamma", "delta", "value", "result", "config", "count", "total", "item"]
 
 
+def _window(lines: list[str], a: int, b: int, ctx: int) -> tuple[int, int]:
+    """[lo, hi) around the edited stretch [a, b) with `ctx` context lines on each side, counted in
+    lines that can anchor: blank lines and `}` / ` *` alone do not show where an edit starts or ends."""
+    lo, hi = a, b
+    for _ in range(ctx):
+        lo = max(0, lo - 1)
+        while lo > 0 and is_trivial(lines[lo]):
+            lo -= 1
+        hi = min(len(lines), hi + 1)
+        while hi < len(lines) and is_trivial(lines[hi - 1]):
+            hi += 1
+    return lo, hi
+
+
+def _first_indent(elided: list[str]) -> str:
+    """A careful marker's indentation: that of the first line of the code it stands for."""
+    first = next((x for x in elided if x.strip()), "")
+    return first[: len(first) - len(first.lstrip())]
+
+
 @st.composite
 def edits(draw):
     lang, text = draw(st.sampled_from(ORIGINALS))
@@ -74,19 +94,10 @@ def edits(draw):
         new_lines[at:at + n_del] = ins
         changed.append((at, at + len(ins)))
         shift += len(ins) - n_del
-    # context lines on each side of an edit (sparse_context-like at 1), counted in lines that can
-    # anchor: blank lines and `}` / ` *` alone do not show where an edit starts or ends
-    ctx = draw(st.integers(1, 4))
+    ctx = draw(st.integers(1, 4))  # 1: like hard_dev's sparse_context
     windows = []
     for a, b in changed:
-        lo, hi = a, b
-        for _ in range(ctx):
-            lo = max(0, lo - 1)
-            while lo > 0 and is_trivial(new_lines[lo]):
-                lo -= 1
-            hi = min(len(new_lines), hi + 1)
-            while hi < len(new_lines) and is_trivial(new_lines[hi - 1]):
-                hi += 1
+        lo, hi = _window(new_lines, a, b, ctx)
         if windows and lo <= windows[-1][1]:
             windows[-1] = (windows[-1][0], hi)
         else:
@@ -104,8 +115,7 @@ def edits(draw):
         drop = "none"
 
     def indent(elided: list[str]) -> str:
-        first = next((x for x in elided if x.strip()), "")
-        return "" if loose else first[: len(first) - len(first.lstrip())]
+        return "" if loose else _first_indent(elided)
 
     out: list[str] = []
     pos = 0
@@ -196,6 +206,14 @@ def _functions(lang: str, lines: list[str]):
     return out
 
 
+def _statements(draw, lang: str, indent: str, most: int) -> list[str]:
+    """1..most new statements in the language, at `indent`."""
+    stmt = STATEMENT.get(lang, "const {w}_{n} = {v}({m});")
+    return [indent + stmt.format(w=draw(st.sampled_from(WORDS)), n=draw(st.integers(0, 999)),
+                                 v=draw(st.sampled_from(WORDS)), m=draw(st.integers(0, 99)))
+            for _ in range(draw(st.integers(1, most)))]
+
+
 @st.composite
 def rewrites(draw):
     """A function's body rewritten whole, shown as the whole function between markers (the shape an
@@ -206,10 +224,7 @@ def rewrites(draw):
     if not fns:
         return None
     head, last, indent = draw(st.sampled_from(fns))
-    stmt = STATEMENT.get(lang, "const {w}_{n} = {v}({m});")
-    body = [indent + stmt.format(w=draw(st.sampled_from(WORDS)), n=draw(st.integers(0, 999)),
-                                 v=draw(st.sampled_from(WORDS)), m=draw(st.integers(0, 99)))
-            for _ in range(draw(st.integers(1, 3)))]
+    body = _statements(draw, lang, indent, 3)
     closer = [] if lang == "python" else [lines[last]]
     new_fn = [lines[head]] + body + closer
     edited = lines[:head] + new_fn + lines[last + 1:]
@@ -264,10 +279,7 @@ def bare_functions(draw):
     if not fns:
         return None
     head, last, indent = draw(st.sampled_from(fns))
-    stmt = STATEMENT.get(lang, "const {w}_{n} = {v}({m});")
-    new = [indent + stmt.format(w=draw(st.sampled_from(WORDS)), n=draw(st.integers(0, 999)),
-                                v=draw(st.sampled_from(WORDS)), m=draw(st.integers(0, 99)))
-           for _ in range(draw(st.integers(1, 2)))]
+    new = _statements(draw, lang, indent, 2)
     body_end = last + 1 if lang == "python" else last
     body = lines[head + 1:body_end]
     where = draw(st.sampled_from(["top", "bottom", "replace"]))
@@ -352,24 +364,11 @@ def new_functions(draw):
     fn = [pad + x.format(w=w, n=n, m=m) for x in body]
     new_lines = lines[:last + 1] + [""] * gap + fn + lines[last + 1:]
     a, b = last + 1, last + 1 + gap + len(fn)  # the added stretch in new_lines
-    ctx = draw(st.integers(1, 3))
-    lo, hi = a, b + gap
-    for _ in range(ctx):
-        lo = max(0, lo - 1)
-        while lo > 0 and is_trivial(new_lines[lo]):
-            lo -= 1
-        hi = min(len(new_lines), hi + 1)
-        while hi < len(new_lines) and is_trivial(new_lines[hi - 1]):
-            hi += 1
+    lo, hi = _window(new_lines, a, b + gap, draw(st.integers(1, 3)))
     marker = COMMENT.get(lang, "//") + " ... existing code ..."
-
-    def indent(elided: list[str]) -> str:
-        first = next((x for x in elided if x.strip()), "")
-        return first[: len(first) - len(first.lstrip())]
-
-    out = ([indent(new_lines[:lo]) + marker] if lo > 0 else []) + new_lines[lo:hi]
+    out = ([_first_indent(new_lines[:lo]) + marker] if lo > 0 else []) + new_lines[lo:hi]
     if hi < len(new_lines):
-        out.append(indent(new_lines[hi:]) + marker)
+        out.append(_first_indent(new_lines[hi:]) + marker)
     return lang, text, "\n".join(new_lines) + "\n", "\n".join(out) + "\n"
 
 

@@ -60,16 +60,21 @@ def restate(u: Definition, u_new: list[str], o: Definition, orig: list[str]) -> 
     one it leaves out stays (a bare `fn` keeps its `#[test]`, a bare `def` its decorators). When what
     the snippet shows above it is the last lines of the original's, the snippet was cut inside
     them: all of the original's stay."""
-    # up to the line with the name: Java's annotations are inside the definition node
-    u_name, o_name = name_row(u), name_row(o)
-    shown = [x.strip() for x in u_new[:u_name - u.start]]
-    kept = [x.strip() for x in orig[o.start:o_name]]
-    if 0 < len(shown) < len(kept) and kept[-len(shown):] == shown:
-        return orig[o.start:o_name] + u_new[u_name - u.start:]
+    if cut_inside_prefix(u, u_new, o, orig):
+        return orig[o.start:name_row(o)] + u_new[name_row(u) - u.start:]
     c, a = u.attr_start - u.start, u.node_start - u.start
     comments = u_new[:c] if c else orig[o.start:o.attr_start]
     attrs = u_new[c:a] if a > c else orig[o.attr_start:o.node_start]
     return comments + attrs + u_new[a:]
+
+
+def cut_inside_prefix(u: Definition, u_lines: list[str], o: Definition, orig: list[str]) -> bool:
+    """What the snippet shows above `u`'s name (u_lines: its lines from u.start) is a proper tail of
+    what the original has above `o`'s: the snippet starts inside a comment or an attribute block.
+    Up to the name line, since Java's annotations are inside the definition node."""
+    shown = [x.strip() for x in u_lines[:name_row(u) - u.start]]
+    kept = [x.strip() for x in orig[o.start:name_row(o)]]
+    return 0 < len(shown) < len(kept) and kept[-len(shown):] == shown
 
 
 def name_row(d: Definition) -> int:

@@ -75,13 +75,10 @@ def _loose_markers(spans, regions, orig: list[str]) -> bool:
     return False
 
 
-def _defined_twice(spans, orig: list[str], lang: str | None) -> str | None:
+def _defined_twice(spans, defs) -> str | None:
     """In a marker-free snippet (which keeps what it does not show), a region that shows the header
     of a definition (unique in the original) while it is placed away from it: the merge would keep
-    the old definition and add the region's, defining it twice."""
-    from fastapply.merge.complete import original_definitions
-
-    defs = original_definitions(orig, lang)
+    the old definition and add the region's, defining it twice. defs: the original's definitions."""
     count: dict[str, int] = {}
     for d in defs:
         count[d.header] = count.get(d.header, 0) + 1
@@ -94,13 +91,12 @@ def _defined_twice(spans, orig: list[str], lang: str | None) -> str | None:
     return None
 
 
-def _whole_definitions(spans, regions, orig, lang, may_end_file):
+def _whole_definitions(spans, regions, orig, defs, lang, may_end_file):
     """Extend each span over the rest of a definition its region restates whole (see complete.py).
-    may_end_file: whether a last region without a marker after it ends the file (not in a
-    marker-free snippet, nor with loose markers: what they skip stays)."""
-    from fastapply.merge.complete import extend_to_whole_definition, original_definitions
+    defs: the original's definitions. may_end_file: whether a last region without a marker after it
+    ends the file (not in a marker-free snippet, nor with loose markers: what they skip stays)."""
+    from fastapply.merge.complete import extend_to_whole_definition
 
-    defs = original_definitions(orig, lang)
     out = []
     for i, ((start, end, repl), r) in enumerate(zip(spans, regions)):
         limit = spans[i + 1][0] if i + 1 < len(spans) else len(orig)
@@ -234,9 +230,12 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
                 return LineMerge(None, [f"the snippet has no markers but would replace {dropped} original lines it "
                                         "does not show: a partial snippet, or a deletion?"])
         spans.append((start, end, list(c.lines)))
+    from fastapply.merge.complete import original_definitions
+
+    defs = original_definitions(orig, lang)  # parsed once, for both checks below
     loose = not partial_ok and _loose_markers(spans, regions, orig)
-    spans = _whole_definitions(spans, regions, orig, lang, not partial_ok and not loose)
-    twice = _defined_twice(spans, orig, lang) if partial_ok else None
+    spans = _whole_definitions(spans, regions, orig, defs, lang, not partial_ok and not loose)
+    twice = _defined_twice(spans, defs) if partial_ok else None
     if twice:
         return LineMerge(None, [twice])
     kept_edges = False

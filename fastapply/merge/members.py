@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from fastapply.languages import parse
 from fastapply.markers import marker_flags
-from fastapply.merge.defs import Definition, brace_off_indent, iter_children, restate
+from fastapply.merge.defs import Definition, brace_off_indent, cut_inside_prefix, iter_children, restate
 from fastapply.merge.text import indent_of, is_blank, reindent
 from fastapply.merge.tree import TreeMerge
 
@@ -177,7 +177,7 @@ def _align(items, o_members: list[Definition], container: Definition | None, ori
                 u_pre = [x.strip() for x in upd[u.start:u.node_start]]
                 o_pre = [x.strip() for x in orig[o.start:o.node_start]]
                 after_marker = (u.start - 1) in markers
-                cut_off = 0 < len(u_pre) < len(o_pre) and o_pre[-len(u_pre):] == u_pre  # restate() keeps it
+                cut_off = cut_inside_prefix(u, upd[u.start:], o, orig)  # restate() keeps the original's
                 if u_pre != o_pre and not cut_off and u.start < u.attr_start and \
                         (after_marker or all(is_blank(x) for x in upd[:u.start])):
                     raise Refuse(f"the comment above `{u.name}` starts the snippet or follows a marker and "
