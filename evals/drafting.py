@@ -35,9 +35,9 @@ from fastapply.pipeline import draft_sources
 DRAFTERS = ("file", "structural", "prompt_lookup", "oracle")
 
 
-def passes(target: list[int], prompt: list[int], drafter, k_max: int, end: int) -> Stats:
+def passes(target: list[int], prompt: list[int], drafter, end: int) -> Stats:
     stats = Stats()
-    cfg = DecodeConfig(max_new_tokens=len(target) + 1, k_max=k_max)
+    cfg = DecodeConfig(max_new_tokens=len(target) + 1)
     for _ in decode(ReplayBackend(target, end), prompt, drafter, cfg, frozenset({end}), stats=stats):
         pass
     return stats
@@ -57,15 +57,15 @@ def run_case(case: dict, tok, spec: ModelSpec, k_max: int, end: int) -> dict:
     target = enc(case["expected"])
     prompt = enc(spec.render(tok, req.original, req.update, None), special=True)
     drafters = {
-        "file": SourceDrafter([("original", enc(case["original"]))], use_history=False),
-        "structural": SourceDrafter([(name, enc(text)) for name, text in sources]),
-        "prompt_lookup": PromptLookupDrafter(prompt),
-        "oracle": SourceDrafter([("expected", target)], use_history=False),
+        "file": SourceDrafter([("original", enc(case["original"]))], use_history=False, k_max=k_max),
+        "structural": SourceDrafter([(name, enc(text)) for name, text in sources], k_max=k_max),
+        "prompt_lookup": PromptLookupDrafter(prompt, k_max=k_max),
+        "oracle": SourceDrafter([("expected", target)], use_history=False, k_max=k_max),
     }
     row = {"id": case["id"], "language": case.get("language"), "lines": len(case["original"].splitlines()),
            "output_tokens": len(target) + 1, "structural_draft": sources[0][0] == "structural"}
     for name, d in drafters.items():
-        st = passes(target, prompt, d, k_max, end)
+        st = passes(target, prompt, d, end)
         row[name] = {"passes": st.forward_passes, "tokens_per_pass": st.tokens_per_pass,
                      "acceptance": st.accepted_tokens / st.drafted_tokens if st.drafted_tokens else 0.0}
     return row

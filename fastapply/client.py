@@ -13,31 +13,21 @@ status, `.message` what to fix, `.reasons` a structural refusal's reasons.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import grpc
 
-from fastapply.api import ApplyError, ApplyRequest, ApplyResult, Finding, Sampling, Stats, TextDelta
-from fastapply.grpc_gen import fastapply_pb2 as pb
+from fastapply.api import ApplyError, ApplyRequest, ApplyResult, ErrorCode, Sampling, TextDelta
+from fastapply.grpc_convert import CODE_KEY, CODE_OF_STATUS, REASON_KEY, request_to_proto, result_from_response
 from fastapply.grpc_gen import fastapply_pb2_grpc as pb_grpc
-from fastapply.server import CODE_KEY, REASON_KEY, request_to_proto
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
-
-_CODE_OF_STATUS = {
-    grpc.StatusCode.INVALID_ARGUMENT: "invalid_argument",
-    grpc.StatusCode.RESOURCE_EXHAUSTED: "too_long",
-    grpc.StatusCode.FAILED_PRECONDITION: "refused",
-    grpc.StatusCode.UNAUTHENTICATED: "unauthenticated",
-    grpc.StatusCode.UNAVAILABLE: "unavailable",
-    grpc.StatusCode.CANCELLED: "cancelled",
-    grpc.StatusCode.DEADLINE_EXCEEDED: "deadline_exceeded",
-}
+POLL_S = 0.05  # 50 ms: how often a unary call with `should_stop` checks it
 
 
 class RpcApplyError(ApplyError):
-    def __init__(self, code: str, message: str, reasons: list[str], status: grpc.StatusCode):
+    def __init__(self, code: ErrorCode | str, message: str, reasons: list[str], status: grpc.StatusCode):
         super().__init__(code, message, reasons)
         self.status = status
 
@@ -54,26 +44,28 @@ def error_from_rpc(e: grpc.RpcError) -> RpcApplyError:
     except Exception:
         md = ()
     for key, value in md:
-        if key == CODE_KEY:
-            code = value
+        if key == CODE_KEY:  # a code this client does not know (a newer server) reads as internal
+            code = value if value in ErrorCode._value2member_map_ else ErrorCode.INTERNAL
         elif key == REASON_KEY:
             reasons.append(value.decode("utf-8", "replace") if isinstance(value, bytes) else value)
     if code is None:  # a status from gRPC itself (message size, concurrency limit, transport)
-        code = _CODE_OF_STATUS.get(status, "internal")
+        code = CODE_OF_STATUS.get(status, ErrorCode.INTERNAL)
         if status == grpc.StatusCode.RESOURCE_EXHAUSTED and "concurrent rpc limit" in details.lower():
-            code = "queue_full"
+            code = ErrorCode.QUEUE_FULL
     if status == grpc.StatusCode.UNAVAILABLE and code == "unavailable" and "connect" in details.lower():
         details = f"cannot reach the fastapply server: {details}"
     return RpcApplyError(code, details, reasons, status)
 
 
-def result_from_response(m: pb.ApplyEditResponse, merged: str | None = None) -> ApplyResult:
-    s = m.stats
-    stats = Stats(output_tokens=s.output_tokens, forward_passes=s.forward_passes, drafted_tokens=s.drafted_tokens,
-                  accepted_tokens=s.accepted_tokens, prompt_tokens=s.prompt_tokens,
-                  prefill_s=s.prefill_ms / 1000, decode_s=s.decode_ms / 1000)
-    findings = [Finding(f.kind, f.message, f.severity) for f in m.validation.findings]
-    return ApplyResult(m.merged if merged is None else merged, m.engine, m.language or None, stats, findings)
+def _wait(future: grpc.Future, should_stop: Callable[[], bool]):
+    """The future's result, polling `should_stop`; a stop cancels the call."""
+    while True:
+        try:
+            return future.result(timeout=POLL_S)
+        except grpc.FutureTimeoutError:
+            if should_stop():
+                future.cancel()
+                raise ApplyError("cancelled", "the apply was cancelled") from None
 
 
 def _read(x: str | bytes | Path) -> bytes:
@@ -142,10 +134,16 @@ class FastApplyClient:
         """Merge `update` into `original` on the server; see `build_request` for the options."""
         return self.apply_request(self.build_request(original, update, **opts), timeout=timeout)
 
-    def apply_request(self, req: ApplyRequest, timeout: float | None = None) -> ApplyResult:
+    def apply_request(self, req: ApplyRequest, timeout: float | None = None,
+                      should_stop: Callable[[], bool] | None = None) -> ApplyResult:
+        """One unary call. With `should_stop`, the call is cancelled on the server (and
+        ApplyError("cancelled") raised) within `POLL_S` of it turning true."""
+        kw = dict(timeout=timeout if timeout is not None else self.timeout, metadata=self._metadata)
         try:
-            m = self._stub.ApplyEdit(request_to_proto(req), timeout=timeout if timeout is not None else self.timeout,
-                                     metadata=self._metadata)
+            if should_stop is None:
+                m = self._stub.ApplyEdit(request_to_proto(req), **kw)
+            else:
+                m = _wait(self._stub.ApplyEdit.future(request_to_proto(req), **kw), should_stop)
         except grpc.RpcError as e:
             raise error_from_rpc(e) from None
         return result_from_response(m)

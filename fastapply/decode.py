@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from fastapply.api import ApplyError, Stats
+from fastapply.types import ApplyError, Stats
 from fastapply.backends.base import Backend
 from fastapply.draft import Drafter, DraftLength
 
@@ -26,9 +26,6 @@ class DecodeConfig:
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int | None = None
-    k_init: int = 16
-    k_min: int = 4
-    k_max: int = 128
 
 
 # Given the whole output so far and how many tokens were just added, return how many of the
@@ -76,6 +73,27 @@ def verify_sampled(probs: torch.Tensor, draft: Sequence[int], gen: torch.Generat
     return len(draft), int(torch.multinomial(probs[len(draft)], 1, generator=gen).item())
 
 
+def _take(new: list[int], out: list[int], max_new: int, stop_ids: set[int] | frozenset[int],
+          stop_check: StopCheck | None) -> tuple[list[int], bool]:
+    """Append verified tokens to `out`, trimmed at a stop token, the budget or a stop string before
+    anything is emitted. Returns (the tokens kept, whether decoding is done)."""
+    done = False
+    for i, t in enumerate(new):
+        if t in stop_ids:
+            new, done = new[:i + 1], True
+            break
+    if len(out) + len(new) >= max_new:
+        new, done = new[:max_new - len(out)], True
+    out.extend(new)
+    if stop_check is not None:
+        keep = stop_check(out, len(new))
+        if keep is not None:
+            new = new[:len(new) - (len(out) - keep)]
+            del out[keep:]
+            done = True
+    return new, done
+
+
 def decode(
     backend: Backend,
     prompt_ids: Sequence[int],
@@ -95,7 +113,6 @@ def decode(
     greedy = cfg.temperature == 0
     # A private generator: sampling never touches (or depends on) torch's global RNG.
     gen = torch.Generator().manual_seed(cfg.seed if cfg.seed is not None else secrets.randbits(63))
-    klen = DraftLength(cfg.k_init, cfg.k_min, cfg.k_max)
     out: list[int] = []
 
     def pick(logits: torch.Tensor, draft: list[int]) -> tuple[int, int]:
@@ -113,21 +130,7 @@ def decode(
         t1 = time.perf_counter()
         new = [tok]
         while True:
-            # Trim at a stop token / stop string / the budget before anything is emitted.
-            done = False
-            for i, t in enumerate(new):
-                if t in stop_ids:
-                    new, done = new[:i + 1], True
-                    break
-            if len(out) + len(new) >= cfg.max_new_tokens:
-                new, done = new[:cfg.max_new_tokens - len(out)], True
-            out.extend(new)
-            if stop_check is not None:
-                keep = stop_check(out, len(new))
-                if keep is not None:
-                    new = new[:len(new) - (len(out) - keep)]
-                    del out[keep:]
-                    done = True
+            new, done = _take(new, out, cfg.max_new_tokens, stop_ids, stop_check)
             stats.output_tokens = len(out)
             stats.decode_s = time.perf_counter() - t1
             if new:
@@ -139,7 +142,7 @@ def decode(
             if drafter is not None:
                 drafter.update(new)
                 # Never draft past the budget: the bonus token always comes on top.
-                draft = drafter.propose(min(klen.k, cfg.max_new_tokens - len(out) - 1))
+                draft = drafter.propose(cfg.max_new_tokens - len(out) - 1)
             else:
                 draft = []
             last = new[-1]
@@ -149,7 +152,8 @@ def decode(
             backend.crop(len(draft) - n_ok)
             stats.drafted_tokens += len(draft)
             stats.accepted_tokens += n_ok
-            klen.observe(len(draft), n_ok)
+            if drafter is not None:
+                drafter.observe(len(draft), n_ok)
             new = draft[:n_ok] + [tok]
     finally:
         stats.decode_s = max(0.0, time.perf_counter() - t0 - stats.prefill_s)

@@ -13,19 +13,46 @@ so that repeated lines (`}`, `return nil`) do not send the draft back to the top
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 
 class Drafter(Protocol):
-    def propose(self, k: int) -> list[int]:
-        """Up to k tokens that we guess come next in the output."""
+    """What the verify loop needs from a draft source (HF's candidate generator, in three calls)."""
+
+    def propose(self, max_k: int) -> list[int]:
+        """At most max_k tokens that we guess come next in the output; the drafter's own length
+        policy decides how many below that."""
         ...
 
     def update(self, new_tokens: Sequence[int]) -> None:
         """The output grew by `new_tokens` (accepted draft plus the model's own token)."""
         ...
+
+    def observe(self, drafted: int, accepted: int) -> None:
+        """The verifier's feedback on the last proposal: `accepted` of `drafted` tokens were kept."""
+        ...
+
+
+DrafterFactory = Callable[..., Drafter]  # (sources: [(name, tokens)], k_max=int) -> Drafter
+
+
+@dataclass
+class DraftLength:
+    """Adaptive draft length: double after a fully accepted draft, halve after a rejection."""
+
+    k: int = 16
+    lo: int = 4
+    hi: int = 128
+
+    def observe(self, drafted: int, accepted: int) -> None:
+        if drafted == 0:
+            return
+        if accepted == drafted:
+            self.k = min(self.hi, self.k * 2)
+        else:
+            self.k = max(self.lo, self.k // 2)
 
 
 # How much matched context counts as evidence. Past this, nearness to the old pointer decides.
@@ -58,11 +85,27 @@ class SourceDrafter:
 
     `sources` are (name, tokens) pairs; the first is the primary draft and is assumed to start
     where the output starts (its pointer begins at 0). `use_history` adds the output itself as a
-    last source (prompt lookup over what was already generated).
+    last source (prompt lookup over what was already generated). The draft length adapts to the
+    verifier's feedback (`DraftLength`: x2 after a full accept, /2 after a rejection, up to k_max).
+
+    Example: the primary source is the structural merge; the model writes 9 where it had 4.
+
+    >>> d = SourceDrafter([("merge", [1, 2, 3, 4, 5, 6])], ngram=1)
+    >>> d.propose(4)            # the primary source's pointer starts at 0
+    [1, 2, 3, 4]
+    >>> d.observe(4, 3)         # the verifier kept 3 of 4: the next drafts are shorter (16 -> 8)
+    >>> d.update([1, 2, 3, 9])  # accepted 1, 2, 3; the model's own token is 9
+    >>> d.propose(4)            # 9 occurs in no source: the pointer is lost, nothing to propose
+    []
+    >>> d.update([5])           # the output is back on the merge: `5` re-synchronises the pointer
+    >>> d.propose(4)
+    [6]
     """
 
-    def __init__(self, sources: Sequence[tuple[str, Sequence[int]]], ngram: int = 3, use_history: bool = True):
+    def __init__(self, sources: Sequence[tuple[str, Sequence[int]]], ngram: int = 3, use_history: bool = True,
+                 k_max: int = 128):
         self.ngram = ngram
+        self.length = DraftLength(hi=k_max)
         self.history: list[int] = []
         self.sources = [_Source(name, list(toks), ngram) for name, toks in sources]
         if self.sources:
@@ -71,7 +114,8 @@ class SourceDrafter:
             self.sources.append(_Source("history", self.history, ngram, grows=True))
         self.last_source: str | None = None
 
-    def propose(self, k: int) -> list[int]:
+    def propose(self, max_k: int) -> list[int]:
+        k = min(self.length.k, max_k)
         best = None
         for s in self.sources:
             if s.pointer is None or s.pointer >= len(s.tokens):
@@ -83,6 +127,9 @@ class SourceDrafter:
             return []
         self.last_source = best.name
         return best.tokens[best.pointer:best.pointer + k]
+
+    def observe(self, drafted: int, accepted: int) -> None:
+        self.length.observe(drafted, accepted)
 
     def update(self, new_tokens: Sequence[int]) -> None:
         new = list(new_tokens)
@@ -157,19 +204,24 @@ class PromptLookupDrafter:
     sequence grows, so remembering where each n-gram first ended is enough.
     """
 
-    def __init__(self, prompt: Sequence[int], max_ngram: int = 2, min_ngram: int = 1):
+    def __init__(self, prompt: Sequence[int], max_ngram: int = 2, min_ngram: int = 1, k_max: int = 128):
         self.sequence: list[int] = []
         self.max_ngram, self.min_ngram = max_ngram, min_ngram
+        self.length = DraftLength(hi=k_max)
         self._first_end: dict[tuple[int, ...], int] = {}
         self.update(prompt)
 
-    def propose(self, k: int) -> list[int]:
+    def propose(self, max_k: int) -> list[int]:
+        k = min(self.length.k, max_k)
         seq, L = self.sequence, len(self.sequence)
         for n in range(min(self.max_ngram, L - 1), self.min_ngram - 1, -1):
             end = self._first_end.get(tuple(seq[L - n:]))
             if end is not None and end < L:
                 return seq[end:min(end + k, L)]
         return []
+
+    def observe(self, drafted: int, accepted: int) -> None:
+        self.length.observe(drafted, accepted)
 
     def update(self, new_tokens: Sequence[int]) -> None:
         seq = self.sequence
@@ -180,19 +232,3 @@ class PromptLookupDrafter:
                 if L >= n:
                     self._first_end.setdefault(tuple(seq[L - n:]), L)
 
-
-@dataclass
-class DraftLength:
-    """Adaptive draft length: double after a fully accepted draft, halve after a rejection."""
-
-    k: int = 16
-    lo: int = 4
-    hi: int = 128
-
-    def observe(self, drafted: int, accepted: int) -> None:
-        if drafted == 0:
-            return
-        if accepted == drafted:
-            self.k = min(self.hi, self.k * 2)
-        else:
-            self.k = max(self.lo, self.k // 2)

@@ -11,7 +11,7 @@ the original that one of the snippet's regions covers.
 
 from __future__ import annotations
 
-from fastapply.api import Finding
+from fastapply.types import Finding
 from fastapply.markers import marker_flags, split_inline
 
 

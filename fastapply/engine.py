@@ -1,14 +1,20 @@
-"""ModelEngine: a loaded edit model, its spec, and the speculative decode of one request."""
+"""ModelEngine: a loaded edit model, its spec, and the speculative decode of one request.
+
+The Hugging Face engine (registered as "hf" in `fastapply.backends.MODEL_BACKENDS`). Its two
+seams are factories: `backend_factory(model, device)` builds the `Backend` the verify loop drives,
+and `drafter_factory(sources, k_max=...)` builds the `Drafter` for each request.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from fastapply.api import ApplyError, ApplyRequest, Finding, Stats, TextDelta
+from fastapply.backends.base import Backend
 from fastapply.backends.hf import HFBackend
 from fastapply.decode import DecodeConfig, decode
-from fastapply.draft import SourceDrafter
+from fastapply.draft import DrafterFactory, SourceDrafter
 from fastapply.models import LoadedModel, load_model
+from fastapply.types import ApplyError, ApplyRequest, Finding, Stats, TextDelta
 
 # Output budget on top of original + update tokens: the merged file can only be longer than the
 # original by what the update brings, plus the model's closing tag.
@@ -53,11 +59,16 @@ def make_stop_check(stops: Sequence[str], text: TokenText) -> Callable[[list[int
 
 
 class ModelEngine:
-    def __init__(self, loaded: LoadedModel):
+    # One request at a time: the pipeline serialises callers on the model lock.
+    concurrent = False
+
+    def __init__(self, loaded: LoadedModel, backend_factory: Callable[..., Backend] = HFBackend,
+                 drafter_factory: DrafterFactory = SourceDrafter):
         self.loaded = loaded
         self.spec = loaded.spec
         self.tokenizer = loaded.tokenizer
-        self.backend = HFBackend(loaded.model, loaded.device)
+        self.backend = backend_factory(loaded.model, loaded.device)
+        self.drafter_factory = drafter_factory
         self.token_text = TokenText(self.tokenizer)
         gc = getattr(loaded.model, "generation_config", None)
         eos = getattr(gc, "eos_token_id", None) or self.tokenizer.eos_token_id
@@ -67,8 +78,13 @@ class ModelEngine:
         self.max_positions = getattr(cfg, "max_position_embeddings", None) or 4096
 
     @classmethod
-    def load(cls, name: str | None = None, device: str | None = None, dtype: str | None = None) -> ModelEngine:
-        return cls(load_model(name, device=device, dtype=dtype))
+    def load(cls, name: str | None = None, device: str | None = None, dtype: str | None = None,
+             **options) -> ModelEngine:
+        """`options`: keyword arguments of the constructor (`backend_factory`, `drafter_factory`)."""
+        unknown = sorted(set(options) - {"backend_factory", "drafter_factory"})
+        if unknown:
+            raise ApplyError("invalid_argument", f"the hf backend has no option(s) {', '.join(unknown)}")
+        return cls(load_model(name, device=device, dtype=dtype), **options)
 
     @property
     def name(self) -> str:
@@ -111,9 +127,9 @@ class ModelEngine:
         max_new = self.budget(req, len(ids), encode)
         drafter = None
         if draft_texts is not None:
-            drafter = SourceDrafter([(name, encode(text)) for name, text in draft_texts])
+            drafter = self.drafter_factory([(name, encode(text)) for name, text in draft_texts], k_max=k_max)
         s = req.sampling
-        cfg = DecodeConfig(max_new_tokens=max_new, temperature=s.temperature, top_p=s.top_p, seed=s.seed, k_max=k_max)
+        cfg = DecodeConfig(max_new_tokens=max_new, temperature=s.temperature, top_p=s.top_p, seed=s.seed)
         yield from decode(self.backend, ids, drafter, cfg, self.stop_ids, self.stop_check, should_stop, stats)
 
     def finished(self, out: list[int]) -> bool:

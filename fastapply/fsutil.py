@@ -1,4 +1,4 @@
-"""File I/O for front-ends that touch disk: strict UTF-8 reads and atomic, mode-keeping writes."""
+"""File I/O for front-ends that touch disk: strict UTF-8 reads, atomic mode-keeping writes, token files."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from fastapply.api import ApplyError, decode_utf8
+from fastapply.types import ApplyError, decode_utf8
 
 
 @dataclass(frozen=True)
@@ -61,3 +61,18 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def read_token_file(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            token = f.read().strip()
+    except OSError as e:
+        raise ApplyError("invalid_argument", f"cannot read token file {path!r}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise ApplyError("invalid_argument", f"token file {path!r} is not UTF-8 text") from None
+    if not token:
+        raise ApplyError("invalid_argument", f"token file {path!r} is empty")
+    if not all(33 <= ord(c) < 127 for c in token):
+        raise ApplyError("invalid_argument", f"token in {path!r} must be printable ASCII without spaces")
+    return token

@@ -7,7 +7,7 @@ import logging
 import sys
 
 from fastapply.api import ApplyError
-from fastapply.cli import (
+from fastapply.cli_common import (
     EXIT_FAIL,
     add_apply_output_args,
     add_model_args,
@@ -16,6 +16,7 @@ from fastapply.cli import (
     read_apply_inputs,
     wants_stream,
 )
+from fastapply.fsutil import read_token_file
 
 
 def register(sub) -> None:
@@ -68,7 +69,7 @@ def _read_file(path: str | None, what: str) -> bytes | None:
 
 
 def cmd_serve(args) -> int:
-    from fastapply.server import FastApplyServer, is_loopback, read_token_file, serve_until_signal
+    from fastapply.server import FastApplyServer, is_loopback, serve_until_signal
 
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
@@ -93,23 +94,23 @@ def cmd_serve(args) -> int:
     return serve_until_signal(server, grace=args.grace, on_started=started)
 
 
-def _client(args):
-    from fastapply.client import FastApplyClient
-    from fastapply.server import read_token_file
+def _remote(args):
+    from fastapply.remote import RemoteApplier
 
     token = read_token_file(args.token_file) if args.token_file else None
-    return FastApplyClient(args.server, token=token, tls_ca=args.tls_ca, timeout=args.timeout)
+    # No queue-full retries: a command-line call reports the refusal at once.
+    return RemoteApplier(args.server, token=token, tls_ca=args.tls_ca, timeout=args.timeout, queue_full_retries=0)
 
 
 def cmd_client_health(args) -> int:
-    with _client(args) as c:
-        status = c.health(args.service, timeout=args.timeout or 5.0)
+    with _remote(args) as remote:
+        status = remote.client.health(args.service, timeout=args.timeout or 5.0)
     print(status)
     return 0 if status == "SERVING" else EXIT_FAIL
 
 
 def cmd_client_apply(args) -> int:
     src, req = read_apply_inputs(args)
-    with _client(args) as c:
-        events = c.apply_stream_request(req) if wants_stream(args) else [c.apply_request(req)]
+    with _remote(args) as remote:
+        events = remote.apply_stream(req) if wants_stream(args) else [remote.apply(req)]
         return finish_apply(args, src, events)

@@ -138,6 +138,24 @@ def parse(language: str | None, text: str):
     return parser.parse(text.encode("utf-8"))
 
 
+def unparsable(tree, text: str) -> bool:
+    """Mostly broken, not merely a grammar gap: a few small error nodes (a newer syntax the grammar
+    lacks) still leave a tree we can check against ('no worse than the original')."""
+    root = tree.root_node
+    if not root.has_error:
+        return False
+    if root.type == "ERROR":
+        return True
+    bad, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            bad += max(1, node.end_byte - node.start_byte)
+        elif node.has_error:
+            stack.extend(node.children)
+    return bad > 0.10 * max(1, len(text.encode("utf-8")))
+
+
 def error_count(tree) -> int:
     """Number of ERROR / MISSING nodes: 'parses no worse than the original' compares these."""
     if tree is None:

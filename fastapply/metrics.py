@@ -10,7 +10,7 @@ import threading
 from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from fastapply.api import ApplyResult
+from fastapply.types import ApplyResult
 
 # Request latency histogram buckets, seconds.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)

@@ -17,7 +17,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fastapply.api import ApplyError
+from fastapply.types import ApplyError
 
 DEFAULT_MODEL = "gemma3-270m"
 SPECS_DIR = Path(os.environ.get("FASTAPPLY_MODELS_DIR", Path(__file__).resolve().parents[1] / "models"))

@@ -6,10 +6,14 @@ drafted by the structural merge, the original and the snippet), `plain` (the mod
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 
-from fastapply.api import (
-    Applier,
+from fastapply.edit_checks import check_edit_applied
+from fastapply.languages import detect_language
+from fastapply.merge import structural_merge
+from fastapply.types import (
     ApplyError,
     ApplyRequest,
     ApplyResult,
@@ -20,9 +24,6 @@ from fastapply.api import (
     TextDelta,
     check_request,
 )
-from fastapply.edit_checks import check_edit_applied
-from fastapply.languages import detect_language
-from fastapply.merge import structural_merge
 from fastapply.validate import validate
 
 
@@ -40,7 +41,11 @@ def draft_sources(req: ApplyRequest, language: str | None) -> tuple[list[tuple[s
     return sources, notes
 
 
-def run(applier: Applier, req: ApplyRequest, should_stop: ShouldStop | None) -> Iterator[StreamEvent]:
+def run(get_model: Callable[[], object], model_lock: threading.Lock, req: ApplyRequest,
+        should_stop: ShouldStop | None) -> Iterator[StreamEvent]:
+    """Serve one request. `get_model()` gives the model engine (loading it on first use; never
+    called by the structural engine). An engine that is not `concurrent` serves one request at a
+    time: concurrent callers queue on `model_lock`."""
     check_request(req)
     language = detect_language(req.language, req.path, req.original)
     if req.engine == "structural":
@@ -56,11 +61,10 @@ def run(applier: Applier, req: ApplyRequest, should_stop: ShouldStop | None) -> 
     sources = None
     if req.engine == "speculative":
         sources, notes = draft_sources(req, language)
-    model = applier.model
+    model = get_model()
     stats = Stats()
-    # One model, one request at a time: concurrent callers queue on the lock.
-    with applier.model_lock:
-        merged, findings = "", []
+    merged, findings = "", []
+    with nullcontext() if getattr(model, "concurrent", False) else model_lock:
         for ev in model.generate(req, sources, should_stop, stats):
             if isinstance(ev, TextDelta):
                 yield ev

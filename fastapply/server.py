@@ -29,19 +29,18 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from fastapply.api import (
-    ENGINES,
-    Applier,
-    ApplyError,
-    ApplyRequest,
-    ApplyResult,
-    Sampling,
-    TextDelta,
-    check_request,
-    decode_utf8,
+from fastapply.api import ENGINES, Applier, ApplyError, ApplyResult, ErrorCode, TextDelta, check_request
+from fastapply.grpc_convert import (  # noqa: F401  (request_to_proto: re-exported for callers of this module)
+    CODE_KEY,
+    REASON_KEY,
+    STATUS,
+    request_from_proto,
+    request_to_proto,
+    response_from_result,
 )
 from fastapply.grpc_gen import fastapply_pb2 as pb
 from fastapply.grpc_gen import fastapply_pb2_grpc as pb_grpc
+from fastapply.fsutil import read_token_file  # noqa: F401  (re-exported)
 from fastapply.metrics import Metrics, MetricsHTTPServer
 
 log = logging.getLogger("fastapply.server")
@@ -50,83 +49,10 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["FastApply"].full_name  # "fastapp
 DEFAULT_PORT = 50051
 DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
 STREAM_PIECE_CHARS = 64 * 1024  # a large TextDelta (the structural merge's whole file) goes out in pieces
-CODE_KEY = "fastapply-code"
-REASON_KEY = "fastapply-reason-bin"  # "-bin": values are bytes (UTF-8), so any reason text fits
-
-# fastapply error code -> gRPC status
-STATUS = {
-    "invalid_argument": grpc.StatusCode.INVALID_ARGUMENT,
-    "too_long": grpc.StatusCode.RESOURCE_EXHAUSTED,
-    "queue_full": grpc.StatusCode.RESOURCE_EXHAUSTED,
-    "refused": grpc.StatusCode.FAILED_PRECONDITION,
-    "unauthenticated": grpc.StatusCode.UNAUTHENTICATED,
-    "unavailable": grpc.StatusCode.UNAVAILABLE,
-    "cancelled": grpc.StatusCode.CANCELLED,
-    "deadline_exceeded": grpc.StatusCode.DEADLINE_EXCEEDED,
-    "internal": grpc.StatusCode.INTERNAL,
-}
 
 
 def is_loopback(host: str) -> bool:
     return host in ("localhost", "::1", "[::1]") or host.startswith("127.")
-
-
-# -- request / result conversion ----------------------------------------------------------------
-
-def request_from_proto(m: pb.ApplyEditRequest) -> ApplyRequest:
-    """Proto -> ApplyRequest; non-UTF-8 content is refused (ApplyError invalid_argument)."""
-    s = m.sampling
-    return ApplyRequest(
-        original=decode_utf8(m.original, "the original"),
-        update=decode_utf8(m.update, "the update"),
-        instruction=m.instruction if m.HasField("instruction") else None,
-        language=m.language if m.HasField("language") and m.language else None,
-        path=m.path if m.HasField("path") and m.path else None,
-        engine=m.engine or "speculative",
-        sampling=Sampling(temperature=s.temperature, top_p=s.top_p if s.HasField("top_p") else 1.0,
-                          seed=s.seed if s.HasField("seed") else None),
-        max_output_tokens=m.max_output_tokens if m.HasField("max_output_tokens") else None,
-    )
-
-
-def request_to_proto(req: ApplyRequest) -> pb.ApplyEditRequest:
-    m = pb.ApplyEditRequest(
-        original=req.original.encode("utf-8") if isinstance(req.original, str) else req.original,
-        update=req.update.encode("utf-8") if isinstance(req.update, str) else req.update,
-        engine=req.engine,
-        sampling=pb.Sampling(temperature=req.sampling.temperature, top_p=req.sampling.top_p),
-    )
-    if req.instruction is not None:
-        m.instruction = req.instruction
-    if req.language is not None:
-        m.language = req.language
-    if req.path is not None:
-        m.path = req.path
-    if req.sampling.seed is not None:
-        m.sampling.seed = req.sampling.seed
-    if req.max_output_tokens is not None:
-        m.max_output_tokens = req.max_output_tokens
-    return m
-
-
-def response_from_result(r: ApplyResult, include_merged: bool = True) -> pb.ApplyEditResponse:
-    s = r.stats
-    errors = [f for f in r.findings if f.severity == "error"]
-    return pb.ApplyEditResponse(
-        merged=r.merged if include_merged else "",
-        engine=r.engine,
-        language=r.language or "",
-        stats=pb.Stats(output_tokens=s.output_tokens, forward_passes=s.forward_passes,
-                       drafted_tokens=s.drafted_tokens, accepted_tokens=s.accepted_tokens,
-                       prompt_tokens=s.prompt_tokens, prefill_ms=s.prefill_s * 1000, decode_ms=s.decode_s * 1000,
-                       tokens_per_s=s.tokens_per_s, tokens_per_pass=s.tokens_per_pass),
-        validation=pb.Validation(
-            ok=r.ok,
-            parses=not any(f.kind == "parse" for f in errors),
-            marker_leak=any(f.kind == "marker_leak" for f in r.findings),
-            findings=[pb.Finding(kind=f.kind, message=f.message, severity=f.severity) for f in r.findings],
-        ),
-    )
 
 
 # -- scheduling ---------------------------------------------------------------------------------
@@ -263,8 +189,8 @@ class FastApplyServicer(pb_grpc.FastApplyServicer):
         except ApplyError as e:
             if e.code == "cancelled" and call.should_stop():
                 e = call.stop_error()
-            code = STATUS.get(e.code, grpc.StatusCode.UNKNOWN)
-            md = [(CODE_KEY, e.code)] + [(REASON_KEY, r.encode("utf-8")) for r in e.reasons]
+            code = STATUS[e.code]
+            md = [(CODE_KEY, e.code.value)] + [(REASON_KEY, r.encode("utf-8")) for r in e.reasons]
             context.set_trailing_metadata(md)
             context.abort(code, e.message)
         except GeneratorExit:  # the stream was dropped (client went away): not an error of ours
@@ -273,7 +199,7 @@ class FastApplyServicer(pb_grpc.FastApplyServicer):
         except Exception as e:
             log.exception("internal error in %s", method)
             code = grpc.StatusCode.INTERNAL
-            context.set_trailing_metadata([(CODE_KEY, "internal")])
+            context.set_trailing_metadata([(CODE_KEY, ErrorCode.INTERNAL.value)])
             context.abort(code, f"internal error: {type(e).__name__}: {e}")
         finally:
             events.close()  # releases the model turn and the decode's KV cache now, not at garbage collection
@@ -324,7 +250,7 @@ class BearerTokenInterceptor(grpc.ServerInterceptor):
             self._metrics.inc("fastapply_errors_total", code="UNAUTHENTICATED")
 
         def refuse(request, context):
-            context.set_trailing_metadata([(CODE_KEY, "unauthenticated")])
+            context.set_trailing_metadata([(CODE_KEY, ErrorCode.UNAUTHENTICATED.value)])
             context.abort(grpc.StatusCode.UNAUTHENTICATED, msg)
 
         handler = continuation(handler_call_details)
@@ -338,21 +264,6 @@ class BearerTokenInterceptor(grpc.ServerInterceptor):
         if handler.response_streaming:
             return grpc.unary_stream_rpc_method_handler(refuse, **kw)
         return grpc.unary_unary_rpc_method_handler(refuse, **kw)
-
-
-def read_token_file(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as f:
-            token = f.read().strip()
-    except OSError as e:
-        raise ApplyError("invalid_argument", f"cannot read token file {path!r}: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise ApplyError("invalid_argument", f"token file {path!r} is not UTF-8 text") from None
-    if not token:
-        raise ApplyError("invalid_argument", f"token file {path!r} is empty")
-    if not all(33 <= ord(c) < 127 for c in token):
-        raise ApplyError("invalid_argument", f"token in {path!r} must be printable ASCII without spaces")
-    return token
 
 
 # -- the server ---------------------------------------------------------------------------------

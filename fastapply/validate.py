@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from fastapply.api import Finding
+from fastapply.types import Finding
 from fastapply.languages import detect_language, error_count, parse
 from fastapply.markers import INLINE_MARKER, marker_flags
 

@@ -39,8 +39,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from fastapply.api import ENGINES, ApplyError, ApplyRequest, ApplyResult, TextDelta
-from lsp.backend import Backend, LocalBackend, RemoteBackend
+from fastapply.api import ENGINES, Applier, ApplyError, ApplyRequest, ApplyResult, ErrorCode, TextDelta
 from lsp.edits import changed_lines, minimal_edits, normalize_encoding, unified_diff
 
 log = logging.getLogger("fastapply.lsp")
@@ -54,7 +53,19 @@ REQUEST_CANCELLED = -32800
 CONTENT_MODIFIED = -32801
 REQUEST_FAILED = -32803
 
-_ERROR_CODES = {"invalid_argument": INVALID_PARAMS, "too_long": INVALID_PARAMS, "cancelled": REQUEST_CANCELLED}
+# fastapply error code -> LSP error code of the command's response
+ERROR_CODES: dict[ErrorCode, int] = {
+    ErrorCode.INVALID_ARGUMENT: INVALID_PARAMS,
+    ErrorCode.USAGE: REQUEST_FAILED,
+    ErrorCode.TOO_LONG: INVALID_PARAMS,
+    ErrorCode.REFUSED: REQUEST_FAILED,
+    ErrorCode.QUEUE_FULL: REQUEST_FAILED,
+    ErrorCode.UNAUTHENTICATED: REQUEST_FAILED,
+    ErrorCode.UNAVAILABLE: REQUEST_FAILED,
+    ErrorCode.CANCELLED: REQUEST_CANCELLED,
+    ErrorCode.DEADLINE_EXCEEDED: REQUEST_FAILED,
+    ErrorCode.INTERNAL: REQUEST_FAILED,
+}
 
 # The workDoneToken of the executeCommand request being dispatched (read by the command handler).
 _WORK_DONE_TOKEN: contextvars.ContextVar = contextvars.ContextVar("fastapply_work_done_token", default=None)
@@ -91,10 +102,14 @@ class ApplyArgs:
 
 
 class FastApplyServer(LanguageServer):
-    def __init__(self, backend: Backend, engine: str = "speculative", progress_interval: float = 0.2):
+    """The language server over "an Applier": `fastapply.api.Applier` (in process) or
+    `fastapply.remote.RemoteApplier` (a gRPC server); it only needs `apply_stream`, `model_loaded`
+    and `close`."""
+
+    def __init__(self, applier: Applier, engine: str = "speculative", progress_interval: float = 0.2):
         super().__init__("fastapply-lsp", _version(), protocol_cls=FastApplyProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
-        self.backend = backend
+        self.applier = applier
         self.default_engine = engine
         self.progress_interval = progress_interval
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fastapply-apply")
@@ -165,54 +180,11 @@ class FastApplyServer(LanguageServer):
         path = urlparse(a.uri).path if a.uri.startswith("file:") else None
         req = ApplyRequest(original=original, update=a.update, instruction=a.instruction,
                            path=unquote(path) if path else None, engine=a.engine, language=a.language)
-
-        cancel = threading.Event()
-        msg_id = self.protocol.msg_id
-        if msg_id is not None:
-            self._cancel[msg_id] = cancel
-        self._all_cancel.add(cancel)
-        progress = _Progress(self, cancel, _WORK_DONE_TOKEN.get())
-        try:
-            await progress.begin("Fast Apply" if edit else "Fast Apply: preview", f"{_short(a.uri)} ({a.engine})")
-            result = await self._apply(req, cancel, progress)
-        except ApplyError as e:
-            code = _ERROR_CODES.get(e.code, REQUEST_FAILED)
-            msg = "cancelled; nothing changed" if e.code == "cancelled" else f"{e.message}; nothing changed"
-            raise self.fail(msg, code, e.code, e.reasons) from None
-        except Exception as e:  # an engine bug must not take the server down, nor half-apply
-            log.exception("apply failed")
-            raise self.fail(f"internal error: {e}; nothing changed", REQUEST_FAILED, "internal") from None
-        finally:
-            progress.end()
-            self._cancel.pop(msg_id, None)
-            self._all_cancel.discard(cancel)
-
-        if not result.ok:
-            errors = [f"{f.kind}: {f.message}" for f in result.findings if f.severity == "error"]
-            raise self.fail("the merged file failed validation, nothing changed: " + "; ".join(errors),
-                            REQUEST_FAILED, "refused", errors)
-        if cancel.is_set():
-            raise self.fail("cancelled; nothing changed", REQUEST_CANCELLED, "cancelled")
+        result = await self._serve(req, a, edit)
 
         enc = self.workspace.position_encoding or "utf-16"
-        encoding = normalize_encoding(getattr(enc, "value", enc))
-        edits = minimal_edits(original, result.merged, encoding)
-        removed, added = changed_lines(original, result.merged)
-        summary = {
-            "uri": a.uri,
-            "engine": result.engine,
-            "language": result.language,
-            "edits": len(edits),
-            "linesRemoved": removed,
-            "linesAdded": added,
-            "changedLines": max(removed, added) if edits else 0,
-            "outputTokens": result.stats.output_tokens,
-            "forwardPasses": result.stats.forward_passes,
-            "tokensPerSecond": round(result.stats.tokens_per_s, 1),
-            "seconds": round(time.perf_counter() - started, 3),
-            "version": version,
-            "findings": [{"kind": f.kind, "message": f.message, "severity": f.severity} for f in result.findings],
-        }
+        edits = minimal_edits(original, result.merged, normalize_encoding(getattr(enc, "value", enc)))
+        summary = _summary(a.uri, original, result, edits, version, started)
         if not edit:
             summary.update(merged=result.merged, diff=unified_diff(original, result.merged, _short(a.uri)),
                            applied=False)
@@ -231,8 +203,44 @@ class FastApplyServer(LanguageServer):
         if not edits:
             summary.update(applied=True, message=f"Fast Apply: {_short(a.uri)} unchanged ({result.engine})")
             return summary
+        await self._send_edit(a.uri, version, edits)
+        summary.update(applied=True)
+        summary["message"] = _summary_line(summary)
+        return summary
 
-        workspace_edit = self._workspace_edit(a.uri, version, edits)
+    async def _serve(self, req: ApplyRequest, a: ApplyArgs, edit: bool) -> ApplyResult:
+        """The applier's result, with progress and cancellation; every failure becomes the command's error."""
+        cancel = threading.Event()
+        msg_id = self.protocol.msg_id
+        if msg_id is not None:
+            self._cancel[msg_id] = cancel
+        self._all_cancel.add(cancel)
+        progress = _Progress(self, cancel, _WORK_DONE_TOKEN.get())
+        try:
+            await progress.begin("Fast Apply" if edit else "Fast Apply: preview", f"{_short(a.uri)} ({a.engine})")
+            result = await self._apply(req, cancel, progress)
+        except ApplyError as e:
+            msg = "cancelled; nothing changed" if e.code == ErrorCode.CANCELLED else f"{e.message}; nothing changed"
+            raise self.fail(msg, ERROR_CODES[e.code], e.code.value, e.reasons) from None
+        except Exception as e:  # an engine bug must not take the server down, nor half-apply
+            log.exception("apply failed")
+            raise self.fail(f"internal error: {e}; nothing changed", REQUEST_FAILED, "internal") from None
+        finally:
+            progress.end()
+            self._cancel.pop(msg_id, None)
+            self._all_cancel.discard(cancel)
+
+        if not result.ok:
+            errors = [f.line() for f in result.findings if f.severity == "error"]
+            raise self.fail("the merged file failed validation, nothing changed: " + "; ".join(errors),
+                            REQUEST_FAILED, "refused", errors)
+        if cancel.is_set():
+            raise self.fail("cancelled; nothing changed", REQUEST_CANCELLED, "cancelled")
+        return result
+
+    async def _send_edit(self, uri: str, version: int | None, edits) -> None:
+        """Ask the client to apply the edits (`workspace/applyEdit`); a failure or refusal is the command's error."""
+        workspace_edit = self._workspace_edit(uri, version, edits)
         try:
             response = await self.workspace_apply_edit_async(
                 types.ApplyWorkspaceEditParams(edit=workspace_edit, label="Fast Apply"))
@@ -242,9 +250,6 @@ class FastApplyServer(LanguageServer):
             raise self.fail("the editor refused the edit" + (f": {response.failure_reason}"
                                                             if response.failure_reason else ""),
                             REQUEST_FAILED, "client_refused")
-        summary.update(applied=True)
-        summary["message"] = _summary_line(summary)
-        return summary
 
     def _workspace_edit(self, uri: str, version: int | None, edits) -> types.WorkspaceEdit:
         lsp_edits = [types.TextEdit(range=types.Range(start=types.Position(e.start.line, e.start.character),
@@ -265,10 +270,9 @@ class FastApplyServer(LanguageServer):
         def work() -> ApplyResult:
             result = None
             produced, last = 0, 0.0
-            applier = getattr(self.backend, "applier", None)
-            if req.engine != "structural" and applier is not None and not applier.model_loaded:
+            if req.engine != "structural" and not self.applier.model_loaded:
                 loop.call_soon_threadsafe(progress.report, "loading the model", 0)
-            for ev in self.backend.stream(req, cancel.is_set):
+            for ev in self.applier.apply_stream(req, cancel.is_set):
                 if isinstance(ev, TextDelta):
                     produced += len(ev.text)
                     now = time.monotonic()
@@ -332,6 +336,27 @@ def _short(uri: str) -> str:
     return os.path.basename(unquote(urlparse(uri).path)) or uri
 
 
+def _summary(uri: str, original: str, result: ApplyResult, edits: list, version: int | None,
+             started: float) -> dict:
+    """The command's result object (what changed, how fast) before it is previewed or applied."""
+    removed, added = changed_lines(original, result.merged)
+    return {
+        "uri": uri,
+        "engine": result.engine,
+        "language": result.language,
+        "edits": len(edits),
+        "linesRemoved": removed,
+        "linesAdded": added,
+        "changedLines": max(removed, added) if edits else 0,
+        "outputTokens": result.stats.output_tokens,
+        "forwardPasses": result.stats.forward_passes,
+        "tokensPerSecond": round(result.stats.tokens_per_s, 1),
+        "seconds": round(time.perf_counter() - started, 3),
+        "version": version,
+        "findings": [{"kind": f.kind, "message": f.message, "severity": f.severity} for f in result.findings],
+    }
+
+
 def _summary_line(s: dict, preview: bool = False) -> str:
     what = "preview" if preview else "applied"
     speed = f", {s['tokensPerSecond']:.0f} tok/s" if s.get("outputTokens") else ""
@@ -354,8 +379,8 @@ def _not_a_command_failure(record: logging.LogRecord) -> bool:
     return not isinstance(exc, CommandFailed)
 
 
-def build_server(backend: Backend, engine: str = "speculative") -> FastApplyServer:
-    server = FastApplyServer(backend, engine)
+def build_server(applier: Applier, engine: str = "speculative") -> FastApplyServer:
+    server = FastApplyServer(applier, engine)
     json_rpc_log = logging.getLogger("pygls.protocol.json_rpc")
     if _not_a_command_failure not in json_rpc_log.filters:
         json_rpc_log.addFilter(_not_a_command_failure)
@@ -399,10 +424,13 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(filename=args.log_file, level=args.log_level.upper(),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if args.server:
-        backend: Backend = RemoteBackend(args.server, token=os.environ.get(args.token_env) or None)
+        from fastapply.remote import RemoteApplier
+
+        # No queue-full retries: the editor shows the refusal at once.
+        applier = RemoteApplier(args.server, token=os.environ.get(args.token_env) or None, queue_full_retries=0)
     else:
-        backend = LocalBackend(args.model, args.device, args.dtype)
-    server = build_server(backend, args.engine)
+        applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype)
+    server = build_server(applier, args.engine)
     try:
         if args.tcp is not None:
             server.start_tcp(args.host, args.tcp)
@@ -414,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
             server.start_io(sys.stdin.buffer, proto_out)
     finally:
         server.cancel_all()
-        backend.close()
+        applier.close()
         server.executor.shutdown(wait=False, cancel_futures=True)
     return 0
 

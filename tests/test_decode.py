@@ -23,7 +23,7 @@ def run(backend, drafter, max_new, stop_ids=frozenset({END}), **kw):
 
 def test_replay_perfect_draft_takes_few_passes():
     target = list(range(5, 405))
-    out, st = run(ReplayBackend(target, END), SourceDrafter([("file", target)]), 1000, k_init=16, k_max=64)
+    out, st = run(ReplayBackend(target, END), SourceDrafter([("file", target)], k_max=64), 1000)
     assert out == target + [END]
     assert st.forward_passes < 15  # 401 tokens with drafts of 16, 32, 64, 64...
     assert st.output_tokens == 401

@@ -65,9 +65,7 @@ class SlowApplier(Applier):
         return None
 
     def apply_stream(self, req, should_stop=None):
-        from fastapply.pipeline import run
-
-        result = [ev for ev in run(self, replace(req, engine="structural"), None)][-1]
+        result = [ev for ev in Applier.apply_stream(self, replace(req, engine="structural"))][-1]
         text = result.merged
         step = max(1, -(-len(text) // self.pieces))
         as_model = req.engine != "structural"

@@ -260,16 +260,16 @@ async def test_bad_arguments(client: LanguageClient, arguments, expect):
     assert any(expect in m for m in messages(client))
 
 
-# -- cancellation: a server whose backend decodes slowly (40 chunks a second) until told to stop ------
+# -- cancellation: a server whose applier decodes slowly (40 chunks a second) until told to stop ------
 
 SLOW_SERVER = r'''
 import os, sys, time
 from fastapply.api import ApplyError, ApplyResult, TextDelta
 from lsp.server import build_server
 
-class SlowBackend:
-    description = "slow test backend"
-    def stream(self, req, should_stop=None):
+class SlowApplier:
+    model_loaded = True
+    def apply_stream(self, req, should_stop=None):
         for i in range(400):
             if should_stop is not None and should_stop():
                 with open(os.environ["FASTAPPLY_TEST_MARKER"], "a") as f:
@@ -281,7 +281,7 @@ class SlowBackend:
     def close(self):
         pass
 
-build_server(SlowBackend(), "plain").start_io(sys.stdin.buffer, sys.stdout.buffer)
+build_server(SlowApplier(), "plain").start_io(sys.stdin.buffer, sys.stdout.buffer)
 '''
 
 

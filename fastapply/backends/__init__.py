@@ -1,1 +1,50 @@
-"""Model backends behind one narrow interface (see `base.Backend`)."""
+"""Model backends: the narrow `base.Backend` the decode loop drives, and the registry of model engines.
+
+A model engine serves `generate(req, draft_texts, should_stop, stats)` for the pipeline (see
+`fastapply.engine.ModelEngine`, the Hugging Face loop). Engines are chosen by name through
+`MODEL_BACKENDS`, a dotted-path registry ("module:Class"), so a new one (vLLM, say) is one entry
+and its module is imported only when it is used. An engine class has:
+
+    class MyEngine:
+        concurrent: bool = False  # True: it batches concurrent requests itself (no model lock)
+
+        @classmethod
+        def load(cls, name, device, dtype, **options) -> MyEngine: ...
+
+        def generate(self, req, draft_texts, should_stop, stats):
+            # yields TextDelta events, then one (merged, findings) tuple
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from fastapply.types import ApplyError
+
+MODEL_BACKENDS: dict[str, str] = {
+    "hf": "fastapply.engine:ModelEngine",
+}
+
+
+def engine_class(backend: str) -> type:
+    """The engine class registered as `backend`; each failure names what to fix."""
+    path = MODEL_BACKENDS.get(backend)
+    if path is None:
+        raise ApplyError("invalid_argument", f"unknown model backend {backend!r}; use one of "
+                                             f"{', '.join(sorted(MODEL_BACKENDS))}")
+    module_name, _, attr = path.partition(":")
+    if not attr:
+        raise ApplyError("internal", f"MODEL_BACKENDS[{backend!r}] = {path!r} is not 'module:Class'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ApplyError("unavailable", f"model backend {backend!r} cannot be imported ({module_name}: {e})") from None
+    cls = getattr(module, attr, None)
+    if cls is None or not callable(getattr(cls, "load", None)):
+        raise ApplyError("internal", f"MODEL_BACKENDS[{backend!r}]: {path} has no class with a `load` method")
+    return cls
+
+
+def load_engine(backend: str, name: str | None, device: str | None = None, dtype: str | None = None, **options):
+    """Load model `name` (spec name, HF directory or .gguf) with the engine registered as `backend`."""
+    return engine_class(backend).load(name, device=device, dtype=dtype, **options)

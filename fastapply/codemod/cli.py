@@ -20,14 +20,19 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from fastapply.api import ENGINES, Applier, ApplyError
-from fastapply.cli import EXIT_FAIL, add_model_args
+from fastapply.cli_common import EXIT_FAIL, add_model_args
 from fastapply.codemod.manifest import load_update_dir, parse_manifest, plan, usage
 from fastapply.codemod.report import ProgressView, render_table, summary, write_report
-from fastapply.codemod.runner import GrpcTransport, LocalTransport, Options, Runner, Transport
+from fastapply.codemod.runner import Options, Runner
+from fastapply.fsutil import read_token_file
+
+if TYPE_CHECKING:
+    from fastapply.remote import RemoteApplier
 
 EXIT_INTERRUPTED = 130
 
@@ -62,19 +67,19 @@ def register(subparsers) -> None:
     p.set_defaults(func=run_codemod)
 
 
-def make_transport(args, console: Console, need_model: bool) -> tuple[Transport, float]:
-    """The in-process Applier (model loaded up front when needed) or the gRPC client; and load seconds."""
+def make_applier(args, console: Console, need_model: bool) -> tuple[Applier | RemoteApplier, float]:
+    """The in-process Applier (model loaded up front when needed) or the server's; and load seconds."""
     if args.server:
-        from fastapply.server import read_token_file
+        from fastapply.remote import RemoteApplier
 
         token = read_token_file(args.token_file) if args.token_file else None
-        transport = GrpcTransport(args.server, token=token, tls_ca=args.tls_ca, timeout=args.timeout)
+        remote = RemoteApplier(args.server, token=token, tls_ca=args.tls_ca, timeout=args.timeout)
         try:
-            transport.check()
+            remote.check()
         except ApplyError as e:
-            transport.close()
+            remote.close()
             raise ApplyError(e.code, f"--server {args.server}: {e.message}; nothing was run", e.reasons) from None
-        return transport, 0.0
+        return remote, 0.0
     applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype)
     load_s = 0.0
     if need_model:
@@ -82,7 +87,7 @@ def make_transport(args, console: Console, need_model: bool) -> tuple[Transport,
         with console.status("loading the model", spinner="dots"):
             applier.model  # noqa: B018 - load once here, not in the first job
         load_s = time.perf_counter() - t0
-    return LocalTransport(applier), load_s
+    return applier, load_s
 
 
 def run_codemod(args, before_write: Callable[[Path], None] | None = None,
@@ -102,15 +107,15 @@ def run_codemod(args, before_write: Callable[[Path], None] | None = None,
     targets = plan(entries, root)
 
     need_model = args.engine != "structural" and any(t.real is not None for t in targets)
-    transport, load_s = make_transport(args, console, need_model)
+    applier, load_s = make_applier(args, console, need_model)
     opts = Options(root=root, write=args.write, engine=args.engine, instruction=args.instruction,
                    max_output_tokens=args.max_output_tokens, jobs=args.jobs, fail_fast=args.fail_fast,
                    allow_dirty=args.allow_dirty)
     try:
         with ProgressView(console, len(targets), enabled=not args.no_progress) as view:
-            run = Runner(transport, opts, on_result=view.update, before_write=before_write).run(targets)
+            run = Runner(applier, opts, on_result=view.update, before_write=before_write).run(targets)
     finally:
-        transport.close()
+        applier.close()
 
     summ = summary(run, write=args.write, engine=args.engine, server=args.server, load_s=load_s)
     if not args.write and not args.quiet:

@@ -27,7 +27,7 @@ import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
-from fastapply.api import ApplyError, decode_utf8
+from fastapply.types import ApplyError, decode_utf8
 
 KEYS = {"path", "update", "instruction"}
 

@@ -17,8 +17,9 @@ it sets the stop flag, in-flight model decodes stop at their next check (`should
 write starts, and the writes already started finish their rename. Every file is then either old
 or new, and no temp file is left. `--fail-fast` uses the same flag on the first failure.
 
-In-process jobs share one `Applier` (one loaded model; model requests queue on its lock,
-structural ones run side by side); with a server, each job is one concurrent gRPC call.
+Jobs run on "an Applier": in process they share one `Applier` (one loaded model; model requests
+queue on its lock, structural ones run side by side); with a server (`RemoteApplier`), each job is
+one concurrent gRPC call, cancelled on the server when the run stops.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from fastapply.api import Applier, ApplyError, ApplyRequest, ApplyResult, Finding, ShouldStop, Stats
+from fastapply.api import ApplyError, ApplyRequest, ApplyResult, ErrorCode, Finding, ShouldStop, Stats
 from fastapply.codemod.manifest import Target
 from fastapply.fsutil import atomic_write, read_source
 
@@ -61,88 +62,33 @@ class FileResult:
         return self.status in OK_STATUSES
 
 
-REASONS = {
+# failed/skipped reasons of the run itself (besides the engine's error codes, below)
+RUN_REASONS = {
     "unsafe_path": "the path leaves the root",
     "read_error": "missing, unreadable or not UTF-8",
     "dirty": "uncommitted changes in git (use --allow-dirty)",
     "validation": "the result failed validation",
     "changed_during_run": "the file changed on disk during the run",
-    "refused": "the engine refused",
-    "invalid_argument": "bad input",
-    "too_long": "too long for the model",
-    "unavailable": "engine or server unavailable",
-    "cancelled": "cancelled",
     "write_error": "the write failed",
-    "queue_full": "the server's queue stayed full",
-    "unauthenticated": "the server refused the token",
-    "deadline_exceeded": "the server call timed out (--timeout)",
-    "internal": "internal error",
     "fail_fast": "not run or not written: an earlier file failed (--fail-fast)",
     "interrupted": "not run or not written: the run was interrupted (Ctrl-C)",
 }
 
+# the engine's error codes, as a file's failure reason (the reason is the code itself)
+ERROR_REASONS: dict[ErrorCode, str] = {
+    ErrorCode.INVALID_ARGUMENT: "bad input",
+    ErrorCode.USAGE: "bad usage",
+    ErrorCode.TOO_LONG: "too long for the model",
+    ErrorCode.REFUSED: "the engine refused",
+    ErrorCode.QUEUE_FULL: "the server's queue stayed full",
+    ErrorCode.UNAUTHENTICATED: "the server refused the token",
+    ErrorCode.UNAVAILABLE: "engine or server unavailable",
+    ErrorCode.CANCELLED: "cancelled",
+    ErrorCode.DEADLINE_EXCEEDED: "the server call timed out (--timeout)",
+    ErrorCode.INTERNAL: "internal error",
+}
 
-class Transport(Protocol):
-    """How a request is served: in process or by a server."""
-
-    def apply(self, req: ApplyRequest, should_stop: ShouldStop) -> ApplyResult:
-        """The result, or ApplyError; returns early (cancelled) once `should_stop()` is true."""
-
-    def cancel(self) -> None:
-        """Called once when the run stops (Ctrl-C, --fail-fast): cut work in flight short."""
-
-    def close(self) -> None: ...
-
-
-class LocalTransport:
-    """The in-process `Applier`: every job shares its one model (its lock queues model requests)."""
-
-    def __init__(self, applier: Applier):
-        self.applier = applier
-
-    def apply(self, req: ApplyRequest, should_stop: ShouldStop) -> ApplyResult:
-        return self.applier.apply(req, should_stop)
-
-    def cancel(self) -> None:
-        pass  # decoding polls `should_stop` at every forward pass
-
-    def close(self) -> None:
-        pass
-
-
-class GrpcTransport:
-    """A fastapply gRPC server (`fastapply.client.FastApplyClient`): one unary call per job.
-
-    `cancel()` (on Ctrl-C or --fail-fast) closes the channel, which cancels every call in flight;
-    the server then stops their decoding. A call refused with `queue_full` is retried with backoff.
-    """
-
-    QUEUE_FULL_RETRIES = 6
-
-    def __init__(self, target: str, token: str | None = None, tls_ca: str | None = None,
-                 timeout: float | None = None):
-        from fastapply.client import FastApplyClient
-
-        self.client = FastApplyClient(target, token=token, tls_ca=tls_ca, timeout=timeout)
-
-    def check(self, timeout: float = 10.0) -> None:
-        """Fail before anything runs when the server is unreachable or refuses the token."""
-        self.client.health(timeout=timeout)
-
-    def apply(self, req: ApplyRequest, should_stop: ShouldStop) -> ApplyResult:
-        for attempt in range(self.QUEUE_FULL_RETRIES + 1):
-            try:
-                return self.client.apply_request(req)
-            except ApplyError as e:
-                if e.code != "queue_full" or attempt == self.QUEUE_FULL_RETRIES or should_stop():
-                    raise
-            time.sleep(min(0.25 * 2 ** attempt, 4.0))
-        raise AssertionError("unreachable")
-
-    def cancel(self) -> None:
-        self.client.close()
-
-    close = cancel
+REASONS: dict[str, str] = {**RUN_REASONS, **{code.value: text for code, text in ERROR_REASONS.items()}}
 
 
 @dataclass(frozen=True)
@@ -234,8 +180,14 @@ class GitState:
         return ""
 
 
+class AnApplier(Protocol):
+    """What the runner needs of an Applier (`fastapply.api.Applier` or `fastapply.remote.RemoteApplier`)."""
+
+    def apply(self, req: ApplyRequest, should_stop: ShouldStop | None = None) -> ApplyResult: ...
+
+
 class Runner:
-    """Applies targets with `transport` under `options`.
+    """Applies targets with `applier` under `options`.
 
     Hooks (called from worker threads):
     - `on_result(result)`: after each file, for progress;
@@ -244,10 +196,10 @@ class Runner:
       tests use it to modify a file mid-run or to send Ctrl-C.
     """
 
-    def __init__(self, transport: Transport, options: Options,
+    def __init__(self, applier: AnApplier, options: Options,
                  on_result: Callable[[FileResult], None] | None = None,
                  before_write: Callable[[Path], None] | None = None):
-        self.transport = transport
+        self.applier = applier
         self.options = options
         self.on_result = on_result
         self.before_write = before_write
@@ -256,11 +208,10 @@ class Runner:
         self._git: GitState | None = None
 
     def stop(self, reason: str) -> None:
-        """No new job and no new write starts; in-flight model work is cancelled."""
+        """No new job and no new write starts; in-flight model work is cancelled (it polls the flag)."""
         if not self._stop.is_set():
             self._stop_reason = reason
             self._stop.set()
-            self.transport.cancel()
 
     def run(self, targets: list[Target]) -> RunResult:
         o = self.options
@@ -320,17 +271,16 @@ class Runner:
         req = ApplyRequest(original=src.text, update=entry.update, instruction=entry.instruction or o.instruction,
                            path=path, engine=o.engine, max_output_tokens=o.max_output_tokens)
         try:
-            result = self.transport.apply(req, self._stop.is_set)
+            result = self.applier.apply(req, self._stop.is_set)
         except Exception as e:
-            if self._stop.is_set():  # cancelled by the stop (or its closed channel)
+            if self._stop.is_set():  # cancelled by the stop
                 return self._skipped(path)
             if not isinstance(e, ApplyError):
                 raise
-            code = e.code if e.code in REASONS else "internal"
-            return FileResult(path, "failed", code, e.message)
+            return FileResult(path, "failed", e.code.value, e.message)
         info = dict(engine=result.engine, language=result.language, stats=result.stats, findings=result.findings)
         if not result.ok:
-            errors = "; ".join(f"{f.kind}: {f.message}" for f in result.findings if f.severity == "error")
+            errors = "; ".join(f.line() for f in result.findings if f.severity == "error")
             return FileResult(path, "failed", "validation", errors, **info)
         new = src.encode(result.merged)
         if new == src.raw:

@@ -2,39 +2,20 @@
 
 from __future__ import annotations
 
-from fastapply.languages import detect_language, parse
-from fastapply.merge import MergeResult
+from fastapply.languages import detect_language, parse, unparsable
 from fastapply.merge.inline import fill_inline_markers
 from fastapply.merge.lineplace import merge_lines
+from fastapply.merge.result import MergeResult
 from fastapply.merge.segment import split_regions
 from fastapply.merge.text import join_lines, key, split_lines
+from fastapply.validate import validate
 
 
 def _refuse(reasons: list[str], lang: str | None, method: str = "") -> MergeResult:
     return MergeResult(None, 0.0, reasons, lang, method)
 
 
-def _unparsable(tree, original: str) -> bool:
-    """Mostly broken, not merely a grammar gap: a few small error nodes (a newer syntax the grammar
-    lacks) still leave a tree we can check against ('no worse than the original')."""
-    root = tree.root_node
-    if not root.has_error:
-        return False
-    if root.type == "ERROR":
-        return True
-    bad, stack = 0, [root]
-    while stack:
-        node = stack.pop()
-        if node.is_error or node.is_missing:
-            bad += max(1, node.end_byte - node.start_byte)
-        elif node.has_error:
-            stack.extend(node.children)
-    return bad > 0.10 * max(1, len(original.encode("utf-8")))
-
-
 def merge(original: str, update: str, language: str | None, path: str | None) -> MergeResult:
-    from fastapply.validate import validate
-
     lang = detect_language(language, path, original)
     if not update.strip():
         return _refuse(["the update is empty"], lang)
@@ -42,7 +23,7 @@ def merge(original: str, update: str, language: str | None, path: str | None) ->
     upd_lines, _, upd_trailing = split_lines(update)
 
     tree = parse(lang, original)
-    if tree is not None and original.strip() and _unparsable(tree, original):
+    if tree is not None and original.strip() and unparsable(tree, original):
         # An original that does not parse cannot be checked afterwards; refuse rather than guess.
         return _refuse([f"the original does not parse as {lang}"], lang)
 

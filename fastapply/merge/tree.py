@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fastapply.languages import parse
+from fastapply.languages import parse, unparsable
 from fastapply.merge.defs import Definition, brace_off_indent, collect, flatten, restate
 from fastapply.merge.text import dedent, indent_of, is_blank, reindent
 
@@ -53,11 +53,9 @@ def _parse_snippet(lines: list[str], lang: str) -> tuple[list[Definition], list[
 
 
 def _broken(tree, src: str) -> bool:
-    """Errors beyond a grammar gap (see core._unparsable); a snippet that pastes several
+    """Errors beyond a grammar gap (see languages.unparsable); a snippet that pastes several
     definitions is still best split by the tree when a newer syntax leaves a small error node."""
-    from fastapply.merge.core import _unparsable
-
-    return tree.root_node.type == "ERROR" or _unparsable(tree, src)
+    return tree.root_node.type == "ERROR" or unparsable(tree, src)
 
 
 def parse_definitions(lines: list[str], lang: str) -> list[Definition] | None:

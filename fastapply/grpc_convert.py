@@ -1,0 +1,102 @@
+"""Proto <-> core types for the gRPC front-end, shared by the server and the client.
+
+Also the error vocabulary on the wire: every `ErrorCode` has its gRPC status (`STATUS`), the code
+itself travels in trailing metadata (`CODE_KEY`, with a refusal's reasons under `REASON_KEY`), and
+`CODE_OF_STATUS` reads a status that gRPC itself produced (no metadata) back into a code.
+"""
+
+from __future__ import annotations
+
+import grpc
+
+from fastapply.grpc_gen import fastapply_pb2 as pb
+from fastapply.types import ApplyRequest, ApplyResult, ErrorCode, Finding, Sampling, Stats, decode_utf8
+
+CODE_KEY = "fastapply-code"
+REASON_KEY = "fastapply-reason-bin"  # "-bin": values are bytes (UTF-8), so any reason text fits
+
+# fastapply error code -> gRPC status
+STATUS: dict[ErrorCode, grpc.StatusCode] = {
+    ErrorCode.INVALID_ARGUMENT: grpc.StatusCode.INVALID_ARGUMENT,
+    ErrorCode.USAGE: grpc.StatusCode.INVALID_ARGUMENT,
+    ErrorCode.TOO_LONG: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    ErrorCode.QUEUE_FULL: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    ErrorCode.REFUSED: grpc.StatusCode.FAILED_PRECONDITION,
+    ErrorCode.UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
+    ErrorCode.UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
+    ErrorCode.CANCELLED: grpc.StatusCode.CANCELLED,
+    ErrorCode.DEADLINE_EXCEEDED: grpc.StatusCode.DEADLINE_EXCEEDED,
+    ErrorCode.INTERNAL: grpc.StatusCode.INTERNAL,
+}
+
+# gRPC status without our metadata (message size, concurrency limit, transport) -> fastapply code.
+# Where two codes share a status, the first one above is the reading (a concurrency-limit message
+# is recognised separately: see client.error_from_rpc).
+CODE_OF_STATUS: dict[grpc.StatusCode, ErrorCode] = {}
+for _code, _status in STATUS.items():
+    CODE_OF_STATUS.setdefault(_status, _code)
+
+
+def request_from_proto(m: pb.ApplyEditRequest) -> ApplyRequest:
+    """Proto -> ApplyRequest; non-UTF-8 content is refused (ApplyError invalid_argument)."""
+    s = m.sampling
+    return ApplyRequest(
+        original=decode_utf8(m.original, "the original"),
+        update=decode_utf8(m.update, "the update"),
+        instruction=m.instruction if m.HasField("instruction") else None,
+        language=m.language if m.HasField("language") and m.language else None,
+        path=m.path if m.HasField("path") and m.path else None,
+        engine=m.engine or "speculative",
+        sampling=Sampling(temperature=s.temperature, top_p=s.top_p if s.HasField("top_p") else 1.0,
+                          seed=s.seed if s.HasField("seed") else None),
+        max_output_tokens=m.max_output_tokens if m.HasField("max_output_tokens") else None,
+    )
+
+
+def request_to_proto(req: ApplyRequest) -> pb.ApplyEditRequest:
+    m = pb.ApplyEditRequest(
+        original=req.original.encode("utf-8") if isinstance(req.original, str) else req.original,
+        update=req.update.encode("utf-8") if isinstance(req.update, str) else req.update,
+        engine=req.engine,
+        sampling=pb.Sampling(temperature=req.sampling.temperature, top_p=req.sampling.top_p),
+    )
+    if req.instruction is not None:
+        m.instruction = req.instruction
+    if req.language is not None:
+        m.language = req.language
+    if req.path is not None:
+        m.path = req.path
+    if req.sampling.seed is not None:
+        m.sampling.seed = req.sampling.seed
+    if req.max_output_tokens is not None:
+        m.max_output_tokens = req.max_output_tokens
+    return m
+
+
+def response_from_result(r: ApplyResult, include_merged: bool = True) -> pb.ApplyEditResponse:
+    s = r.stats
+    errors = [f for f in r.findings if f.severity == "error"]
+    return pb.ApplyEditResponse(
+        merged=r.merged if include_merged else "",
+        engine=r.engine,
+        language=r.language or "",
+        stats=pb.Stats(output_tokens=s.output_tokens, forward_passes=s.forward_passes,
+                       drafted_tokens=s.drafted_tokens, accepted_tokens=s.accepted_tokens,
+                       prompt_tokens=s.prompt_tokens, prefill_ms=s.prefill_s * 1000, decode_ms=s.decode_s * 1000,
+                       tokens_per_s=s.tokens_per_s, tokens_per_pass=s.tokens_per_pass),
+        validation=pb.Validation(
+            ok=r.ok,
+            parses=not any(f.kind == "parse" for f in errors),
+            marker_leak=any(f.kind == "marker_leak" for f in r.findings),
+            findings=[pb.Finding(kind=f.kind, message=f.message, severity=f.severity) for f in r.findings],
+        ),
+    )
+
+
+def result_from_response(m: pb.ApplyEditResponse, merged: str | None = None) -> ApplyResult:
+    s = m.stats
+    stats = Stats(output_tokens=s.output_tokens, forward_passes=s.forward_passes, drafted_tokens=s.drafted_tokens,
+                  accepted_tokens=s.accepted_tokens, prompt_tokens=s.prompt_tokens,
+                  prefill_s=s.prefill_ms / 1000, decode_s=s.decode_ms / 1000)
+    findings = [Finding(f.kind, f.message, f.severity) for f in m.validation.findings]
+    return ApplyResult(m.merged if merged is None else merged, m.engine, m.language or None, stats, findings)

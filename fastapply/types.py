@@ -1,0 +1,170 @@
+"""The plain types every layer shares: request, result, stats, findings, errors, input checks.
+
+A leaf module: it imports only `fastapply.languages` (for the language-name check) and the
+standard library, so the engine, the merge, the checks and every front-end can use these types
+without importing each other. `fastapply.api` re-exports all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from fastapply.languages import unknown_language
+
+ENGINES = ("speculative", "plain", "structural")
+
+
+class ErrorCode(StrEnum):
+    """Why a request could not be served. Values are the stable strings front-ends and clients see
+    (`err.code == "refused"` holds); each front-end maps every code to its own vocabulary (gRPC
+    status, LSP error code, codemod reason, CLI exit code)."""
+
+    INVALID_ARGUMENT = "invalid_argument", "the request or its input is malformed; fix it and retry"
+    USAGE = "usage", "the command line is used wrongly (options that do not go together, a bad manifest)"
+    TOO_LONG = "too_long", "the file is too long for the model's context"
+    REFUSED = "refused", "the merge refused, or the result failed validation; nothing was written"
+    QUEUE_FULL = "queue_full", "too many requests wait for the one model; retry later"
+    UNAUTHENTICATED = "unauthenticated", "the server wants a valid bearer token"
+    UNAVAILABLE = "unavailable", "the model or the server cannot be reached or loaded"
+    CANCELLED = "cancelled", "the caller cancelled the request"
+    DEADLINE_EXCEEDED = "deadline_exceeded", "the deadline expired before the merge finished"
+    INTERNAL = "internal", "a bug in fastapply; the message says where"
+
+    def __new__(cls, value: str, reason: str) -> ErrorCode:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.reason = reason  # a one-line human reason
+        return member
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """temperature 0 means greedy (the default: output identical to plain greedy decoding)."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class ApplyRequest:
+    original: str
+    update: str
+    instruction: str | None = None
+    language: str | None = None  # inferred from `path` (then content) when None
+    path: str | None = None
+    engine: str = "speculative"
+    sampling: Sampling = field(default_factory=Sampling)
+    max_output_tokens: int | None = None
+
+
+@dataclass
+class Stats:
+    output_tokens: int = 0
+    forward_passes: int = 0
+    drafted_tokens: int = 0
+    accepted_tokens: int = 0
+    prompt_tokens: int = 0
+    prefill_s: float = 0.0
+    decode_s: float = 0.0
+
+    @property
+    def tokens_per_pass(self) -> float:
+        return self.output_tokens / self.forward_passes if self.forward_passes else 0.0
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Output tokens per second of decoding (prefill excluded)."""
+        return self.output_tokens / self.decode_s if self.decode_s > 0 else 0.0
+
+    def line(self) -> str:
+        return (
+            f"tokens={self.output_tokens} passes={self.forward_passes} "
+            f"tokens/pass={self.tokens_per_pass:.2f} accepted={self.accepted_tokens}/{self.drafted_tokens} "
+            f"prefill={self.prefill_s:.2f}s decode={self.decode_s:.2f}s tokens/s={self.tokens_per_s:.1f}"
+        )
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A validation finding on a result. `severity` "error" means the result must not be used."""
+
+    kind: str  # e.g. "parse", "marker_leak", "large_deletion", "empty_body", "refusal"
+    message: str
+    severity: str = "error"
+
+    def line(self) -> str:
+        return f"{self.kind}: {self.message}"
+
+
+@dataclass
+class ApplyResult:
+    merged: str
+    engine: str
+    language: str | None
+    stats: Stats = field(default_factory=Stats)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity == "error" for f in self.findings)
+
+
+class ApplyError(Exception):
+    """A request that cannot be served. `code` (an `ErrorCode`) is stable and every front-end maps it."""
+
+    def __init__(self, code: ErrorCode | str, message: str, reasons: list[str] | None = None):
+        super().__init__(message)
+        self.code = ErrorCode(code)
+        self.message = message
+        self.reasons = list(reasons or [])
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """Streaming event: verified text appended to the merged file."""
+
+    text: str
+
+
+StreamEvent = TextDelta | ApplyResult
+ShouldStop = Callable[[], bool]
+
+
+def check_request(req: ApplyRequest) -> None:
+    """Input checks shared by every engine; raise ApplyError('invalid_argument') with what to fix."""
+    if req.engine not in ENGINES:
+        raise ApplyError("invalid_argument", f"unknown engine {req.engine!r}; use one of {', '.join(ENGINES)}")
+    if not req.update.strip():
+        raise ApplyError("invalid_argument", "the update snippet is empty")
+    bad_language = unknown_language(req.language)
+    if bad_language:
+        raise ApplyError("invalid_argument", bad_language)
+    for name, text in (("original", req.original), ("update", req.update)):
+        if "\x00" in text:
+            raise ApplyError("invalid_argument", f"the {name} contains NUL bytes (binary data?)")
+    if req.sampling.temperature < 0 or not 0 < req.sampling.top_p <= 1:
+        raise ApplyError("invalid_argument", "temperature must be >= 0 and top_p in (0, 1]")
+    if req.max_output_tokens is not None and req.max_output_tokens <= 0:
+        raise ApplyError("invalid_argument", "max_output_tokens must be positive")
+
+
+def decode_utf8(data: bytes, what: str) -> str:
+    """Front-ends read bytes; non-UTF-8 input is refused rather than guessed."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ApplyError("invalid_argument", f"{what} is not valid UTF-8 (byte {e.start})") from None
+
+
+def final_result(events) -> ApplyResult:
+    """The ApplyResult that ends an event stream (TextDelta events before it are skipped)."""
+    result = None
+    for ev in events:
+        if isinstance(ev, ApplyResult):
+            result = ev
+    if result is None:
+        raise ApplyError("internal", "the engine ended without a result")
+    return result
