@@ -1,14 +1,50 @@
-"""The merge pipeline: normalise, fill inline markers, place the snippet (tree or lines), check."""
+"""The merge pipeline: read the snippet (inline markers filled, regions split), place it by the
+first strategy that is sure (definitions by name, line anchors, class members by name), check.
+
+Every strategy gives a `Placement`; the accepted one must pass `fastapply.validate` here.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from fastapply.languages import detect_language, parse, unparsable
+from fastapply.merge.anchor import Region
 from fastapply.merge.inline import fill_inline_markers
 from fastapply.merge.lineplace import merge_lines
-from fastapply.merge.result import MergeResult
+from fastapply.merge.members import merge_members
+from fastapply.merge.result import (
+    CONFIDENCE_IDENTITY,
+    CONFIDENCE_WARNING,
+    MergeResult,
+    Placement,
+)
 from fastapply.merge.segment import split_regions
 from fastapply.merge.text import join_lines, key, split_lines
+from fastapply.merge.tree import merge_marker_free
 from fastapply.validate import validate
+
+
+@dataclass
+class _Edit:
+    """One merge request, read: the original's and the snippet's lines and line-ending conventions."""
+
+    original: str
+    update: str
+    lang: str | None
+    orig_lines: list[str]
+    upd_lines: list[str]  # inline markers filled
+    regions: list[Region]
+    n_markers: int
+    newline: str
+    trailing: bool  # the original ends with a newline
+    upd_trailing: bool  # ... and the snippet
+
+    def text(self, lines: list[str]) -> str:
+        return join_lines(lines, self.newline, self.trailing or not self.orig_lines)
+
+    def errors(self, text: str) -> list[str]:
+        return [f.line() for f in validate(self.original, self.update, text, self.lang) if f.severity == "error"]
 
 
 def _refuse(reasons: list[str], lang: str | None, method: str = "") -> MergeResult:
@@ -17,6 +53,39 @@ def _refuse(reasons: list[str], lang: str | None, method: str = "") -> MergeResu
 
 def merge(original: str, update: str, language: str | None, path: str | None) -> MergeResult:
     lang = detect_language(language, path, original)
+    edit = _read(original, update, lang)
+    if isinstance(edit, MergeResult):
+        return edit
+    if edit.n_markers == 0 and [key(x) for x in edit.upd_lines] == [key(x) for x in edit.orig_lines]:
+        return MergeResult(original, CONFIDENCE_IDENTITY, [], lang, "identity")
+
+    if edit.n_markers == 0:
+        by_tree = merge_marker_free(edit.orig_lines, edit.upd_lines, lang)
+        if by_tree is not None and by_tree.ok:
+            return _checked(edit, by_tree, "tree-sitter")
+        if by_tree is not None and by_tree.reasons and by_tree.final:
+            return _refuse(by_tree.reasons, lang, "tree-sitter")
+    by_lines = merge_lines(edit.regions, edit.orig_lines, partial_ok=edit.n_markers == 0, lang=lang)
+    if edit.n_markers:
+        if by_lines.ok:
+            bad = edit.errors(edit.text(by_lines.lines))
+            if bad:  # the line placement breaks the file: let the member alignment try
+                by_lines = Placement(None, bad)
+        if not by_lines.ok:
+            by_members = _by_members(edit, by_lines)
+            if by_members is not None:
+                return by_members
+    if not by_lines.ok:
+        return _refuse(by_lines.reasons, lang, "line-anchor")
+    if by_lines.reaches_end and edit.upd_trailing != edit.trailing and edit.orig_lines:
+        # The snippet shows the file's last line but not its final-newline convention (snippets
+        # rarely end in a newline): keep the file's, as an editor would, and say so.
+        by_lines.reasons.append("kept the original's final newline; the snippet's end differs")
+    return _checked(edit, by_lines, "line-anchor")
+
+
+def _read(original: str, update: str, lang: str | None) -> _Edit | MergeResult:
+    """The request read into lines and regions, or a refusal (empty, unparsable, unreadable)."""
     if not update.strip():
         return _refuse(["the update is empty"], lang)
     orig_lines, newline, trailing = split_lines(original)
@@ -34,60 +103,30 @@ def merge(original: str, update: str, language: str | None, path: str | None) ->
     regions, n_markers = split_regions(upd_lines, orig_lines)
     if not regions:
         return _refuse(["the snippet has no content besides markers"], lang)
+    return _Edit(original, update, lang, orig_lines, upd_lines, regions, n_markers, newline, trailing, upd_trailing)
 
-    if n_markers == 0 and [key(x) for x in upd_lines] == [key(x) for x in orig_lines]:
-        return MergeResult(original, 1.0, [], lang, "identity")
 
-    result = None
-    method = "line-anchor"
-    if n_markers == 0:
-        from fastapply.merge.tree import merge_marker_free
+def _by_members(edit: _Edit, by_lines: Placement) -> MergeResult | None:
+    """Line anchors could not place the snippet: align class members by kind and name instead."""
+    by_members = merge_members(edit.orig_lines, edit.upd_lines, edit.lang)
+    if by_members is None or not by_members.ok:
+        return None
+    text = edit.text(by_members.lines)
+    if edit.errors(text):
+        return None
+    return MergeResult(text, by_members.confidence, ["placed by member names: " + by_lines.reasons[0]], edit.lang,
+                       "tree-sitter")
 
-        tm = merge_marker_free(orig_lines, upd_lines, lang)
-        if tm is not None and tm.lines is not None:
-            result, method, confidence, doubts = tm.lines, "tree-sitter", tm.confidence, tm.reasons
-        elif tm is not None and tm.reasons and tm.final:
-            return _refuse(tm.reasons, lang, "tree-sitter")
-    if result is None:
-        lm = merge_lines(regions, orig_lines, partial_ok=n_markers == 0, lang=lang)
-        if lm.lines is not None and n_markers:
-            text = join_lines(lm.lines, newline, trailing or not orig_lines)
-            bad = [f"{f.kind}: {f.message}" for f in validate(original, update, text, lang) if f.severity == "error"]
-            if bad:  # the line placement breaks the file: let the member alignment try
-                lm = type(lm)(None, bad)
-        if lm.lines is None and n_markers:
-            # line anchors could not place it: align class members by kind and name instead
-            from fastapply.merge.members import merge_members
 
-            mm = merge_members(orig_lines, upd_lines, lang)
-            if mm is not None and mm.lines is not None:
-                text = join_lines(mm.lines, newline, trailing or not orig_lines)
-                if not [f for f in validate(original, update, text, lang) if f.severity == "error"]:
-                    return MergeResult(text, mm.confidence, ["placed by member names: " + lm.reasons[0]], lang,
-                                       "tree-sitter")
-        if lm.lines is None:
-            return _refuse(lm.reasons, lang, method)
-        result = lm.lines
-        confidence = 0.95 if lm.margin >= 2 else 0.8 if lm.margin == 1 else 0.7
-        confidence -= 0.05 * min(lm.fuzzy, 4)
-        doubts = []
-        if lm.fuzzy:
-            doubts.append(f"{lm.fuzzy} edge line(s) matched by similarity")
-        if lm.kept_edges:
-            confidence = min(confidence, 0.7)
-            doubts.append("kept the original's lines above/below the snippet, which has no marker there: its "
-                          "markers are loose (column 0 inside indented code), read as elision, not deletion")
-        if lm.reaches_end and upd_trailing != trailing and orig_lines:
-            # The snippet shows the file's last line but not its final-newline convention (snippets
-            # rarely end in a newline): keep the file's, as an editor would, and say so.
-            doubts.append("kept the original's final newline; the snippet's end differs")
-
-    text = join_lines(result, newline, trailing or not orig_lines)
-    findings = validate(original, update, text, lang)
-    errors = [f"{f.kind}: {f.message}" for f in findings if f.severity == "error"]
+def _checked(edit: _Edit, placement: Placement, method: str) -> MergeResult:
+    """The accepted placement as a merged file, if it passes the checks every merge must pass."""
+    text = edit.text(placement.lines)
+    findings = validate(edit.original, edit.update, text, edit.lang)
+    errors = [f.line() for f in findings if f.severity == "error"]
     if errors:
-        return _refuse(errors, lang, method)
-    doubts = doubts + [f"{f.kind}: {f.message}" for f in findings]
+        return _refuse(errors, edit.lang, method)
+    doubts = placement.reasons + [f.line() for f in findings]
+    confidence = placement.confidence
     if any(f.severity == "warning" for f in findings):
-        confidence = min(confidence, 0.6)
-    return MergeResult(text, max(0.0, min(1.0, confidence)), doubts, lang, method)
+        confidence = min(confidence, CONFIDENCE_WARNING)
+    return MergeResult(text, max(0.0, min(1.0, confidence)), doubts, edit.lang, method)

@@ -18,7 +18,8 @@ from fastapply.languages import parse
 from fastapply.markers import marker_flags
 from fastapply.merge.defs import Definition, brace_off_indent, cut_inside_prefix, iter_children, restate
 from fastapply.merge.text import indent_of, is_blank, reindent
-from fastapply.merge.tree import TreeMerge
+from fastapply.merge.result import CONFIDENCE_MEMBERS, Placement
+from fastapply.merge.splice import apply_edits
 
 
 class Refuse(Exception):
@@ -30,7 +31,7 @@ def _items(container, src: bytes, markers: set[int]) -> list:
     return list(iter_children(container, src, markers))
 
 
-def merge_members(orig_lines: list[str], upd_lines: list[str], lang: str | None) -> TreeMerge | None:
+def merge_members(orig_lines: list[str], upd_lines: list[str], lang: str | None) -> Placement | None:
     if lang is None or parse(lang, "") is None:
         return None
     u_src = "\n".join(upd_lines) + "\n"
@@ -52,22 +53,16 @@ def merge_members(orig_lines: list[str], upd_lines: list[str], lang: str | None)
     try:
         _align(top, o_top, None, orig_lines, upd_lines, u_src_b, markers, edits, covered, lang != "python")
     except Refuse as e:
-        return TreeMerge(None, 0.0, [str(e)])
+        return Placement(None, [str(e)])
     # every snippet line must have been placed: comments cut off by a marker, statements, ...
     if any(not is_blank(ln) and i not in covered for i, ln in enumerate(upd_lines)):
-        return TreeMerge(None, 0.0, ["the snippet has lines the member alignment cannot place"])
+        return Placement(None, ["the snippet has lines the member alignment cannot place"])
     if not edits:
         return None
-    edits.sort(key=lambda e: (e[0], e[1]))
-    out, pos = [], 0
-    for start, end, new in edits:
-        if start < pos:
-            return TreeMerge(None, 0.0, ["member edits overlap"])
-        out.extend(orig_lines[pos:start])
-        out.extend(new)
-        pos = end
-    out.extend(orig_lines[pos:])
-    return TreeMerge(out, 0.75)
+    out = apply_edits(orig_lines, sorted(edits, key=lambda e: (e[0], e[1])))
+    if out is None:
+        return Placement(None, ["member edits overlap"])
+    return Placement(out, [], CONFIDENCE_MEMBERS)
 
 
 def _restate_gap(u_prev: Definition, u: Definition, o_prev: Definition, start: int, orig: list[str],

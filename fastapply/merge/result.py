@@ -16,3 +16,31 @@ class MergeResult:
     @property
     def ok(self) -> bool:
         return self.text is not None
+
+
+@dataclass
+class Placement:
+    """How one strategy (tree, line anchors, members) placed the snippet in the original: the
+    merged lines, or a refusal."""
+
+    lines: list[str] | None  # None: refused
+    reasons: list[str] = field(default_factory=list)  # why it refused, or doubts when placed
+    confidence: float = 0.0
+    final: bool = False  # a refusal the next strategy must not override
+    reaches_end: bool = False  # the last region replaces the end of the file (its final newline is the snippet's)
+
+    @property
+    def ok(self) -> bool:
+        return self.lines is not None
+
+
+# Confidence of an accepted merge (0..1), by how it was placed.
+CONFIDENCE_IDENTITY = 1.0  # the snippet is the file
+CONFIDENCE_TREE = 0.9  # marker-free snippet: each definition replaced by kind and name
+CONFIDENCE_MEMBERS = 0.75  # line anchors failed; class members aligned by kind and name
+# Line anchors, by the cost margin to the next-best ordered placement: >= 2, 1, 0 (see anchor.py).
+CONFIDENCE_LINES_CLEAR, CONFIDENCE_LINES_CLOSE, CONFIDENCE_LINES_TIGHT = 0.95, 0.8, 0.7
+FUZZY_PENALTY = 0.05  # per region edge line matched by similarity rather than equality ...
+FUZZY_PENALTY_LINES = 4  # ... counting at most this many
+CONFIDENCE_LOOSE_EDGES = 0.7  # at most: an unshown head or tail kept because the markers are loose
+CONFIDENCE_WARNING = 0.6  # at most: the checks found a warning (a large deletion the snippet may mean)

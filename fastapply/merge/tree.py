@@ -8,10 +8,10 @@ lacks some of the original's members is treated member by member (its other memb
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from fastapply.languages import parse, unparsable
 from fastapply.merge.defs import Definition, brace_off_indent, collect, flatten, restate
+from fastapply.merge.result import CONFIDENCE_TREE, Placement
+from fastapply.merge.splice import apply_edits
 from fastapply.merge.text import dedent, indent_of, is_blank, reindent
 
 # Wrappers that let a bare method parse as a member (pasted without its class).
@@ -21,14 +21,6 @@ _MEMBER_WRAP = {
     "java": ("class __Wrap__ {", "}"), "rust": ("impl __Wrap__ {", "}"),
     "cpp": ("class __Wrap__ {", "};"),
 }
-
-
-@dataclass
-class TreeMerge:
-    lines: list[str] | None
-    confidence: float = 0.0
-    reasons: list[str] = field(default_factory=list)
-    final: bool = False  # a refusal the line fallback must not override
 
 
 def _parse_snippet(lines: list[str], lang: str) -> tuple[list[Definition], list[str], int] | None:
@@ -88,7 +80,7 @@ def _match(u: Definition, pool: list[Definition]) -> list[Definition]:
     return same
 
 
-def merge_marker_free(orig_lines: list[str], upd_lines: list[str], lang: str | None) -> TreeMerge | None:
+def merge_marker_free(orig_lines: list[str], upd_lines: list[str], lang: str | None) -> Placement | None:
     if lang is None or parse(lang, "") is None:
         return None
     src = "\n".join(orig_lines) + "\n"
@@ -105,17 +97,11 @@ def merge_marker_free(orig_lines: list[str], upd_lines: list[str], lang: str | N
     edits: list[tuple[int, int, list[str]]] = []  # (orig start, orig end exclusive, new lines)
     problems: list[str] = []
     if not _plan(u_defs, u_src_lines, offset, flatten(o_top), orig_lines, edits, problems):
-        return TreeMerge(None, 0.0, problems, final=bool(problems))
-    edits.sort(key=lambda e: (e[0], e[1]))
-    out, pos = [], 0
-    for start, end, new in edits:
-        if start < pos:
-            return TreeMerge(None, 0.0, ["the snippet's definitions overlap in the original"], final=True)
-        out.extend(orig_lines[pos:start])
-        out.extend(new)
-        pos = end
-    out.extend(orig_lines[pos:])
-    return TreeMerge(out, 0.9)
+        return Placement(None, problems, final=bool(problems))
+    out = apply_edits(orig_lines, sorted(edits, key=lambda e: (e[0], e[1])))
+    if out is None:
+        return Placement(None, ["the snippet's definitions overlap in the original"], final=True)
+    return Placement(out, [], CONFIDENCE_TREE)
 
 
 def _plan(u_defs, u_lines, offset, pool, orig_lines, edits, problems) -> bool:

@@ -1,7 +1,9 @@
-"""Placing a region none of whose lines anchors it: closing brackets, or one edited line."""
+"""Placing a region none of whose lines anchors it: closing brackets, an edited head or tail of the
+file, or one edited line."""
 
 from __future__ import annotations
 
+from fastapply.merge.edge_lines import consume_back, consume_forward
 from fastapply.merge.text import is_blank, same_subject
 
 CLOSERS = frozenset({"}", "};", "},", ")", ");", "]", "];", "})", "});", "end"})
@@ -53,3 +55,28 @@ def place_by_subject(lines: list[str], orig: list[str], lo: int, hi: int) -> tup
                        or same_subject(x, orig[j])):
             j += 1
     return start, j, lines[first:]
+
+
+def place_unanchored(i: int, lines: list[str], marker_before: bool, marker_after: bool, last: bool,
+                     orig: list[str], lo: int, hi: int) -> tuple[tuple[int, int, list[str]], int] | str:
+    """Place region `i` (its `lines`), which has no anchored placement, between original lines lo
+    and hi: ((start, end exclusive, replacement), edge lines matched by similarity), or the reason
+    it cannot be placed. `last`: it is the snippet's last region."""
+    if marker_before:
+        closed = place_closers(lines, orig, lo, hi)
+        if closed is not None:
+            return closed, 0
+    if i == 0 and not marker_before:  # the file's head, edited
+        end, fuzzy = consume_forward(lines, orig, 0, hi)
+        if fuzzy == 0:
+            return f"region {i + 1} of the snippet matches nothing in the original"
+        return (0, end, list(lines)), fuzzy
+    if last and not marker_after:  # the file's tail, edited
+        start, fuzzy = consume_back(lines, orig, len(orig), lo)
+        if fuzzy == 0:
+            return f"region {i + 1} of the snippet matches nothing in the original"
+        return (start, len(orig), list(lines)), fuzzy
+    placed = place_by_subject(lines, orig, lo, hi)
+    if placed is None:
+        return f"region {i + 1} of the snippet matches nothing in the original (starts {lines[0].strip()[:60]!r})"
+    return placed, 1

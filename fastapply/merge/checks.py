@@ -1,0 +1,389 @@
+"""The merge's refusal rules, one named check each, run in order (Continue's `shouldRejectDiff`,
+made into a list).
+
+A check reads one context and returns a reason to refuse (a sentence the user sees) or None:
+- `REGION_CHECKS(fit: RegionFit)`: one snippet region placed by its line anchors (`lineplace.py`);
+- `FILE_CHECKS(plan: LinePlan)`: all regions placed, before they are spliced into the file;
+- `MEMBER_CHECKS(shown: ShownMember)`: a snippet member that replaces an original member, and
+  `NEW_MEMBER_CHECKS(new: NewMember)`: a new member, in the member alignment (`members.py`).
+The first reason wins. A new rule is a function here plus its place in the tuple. What every
+accepted merge must pass besides (parse, empty body, marker leak, large deletion) is
+`fastapply.validate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from fastapply.merge.anchor import Candidate, Region
+from fastapply.merge.defs import Definition, brace_off_indent, cut_inside_prefix
+from fastapply.merge.text import dedent, indent_of, is_blank
+from fastapply.merge.tree import parse_definitions
+from fastapply.merge.unanchored import CLOSERS
+
+AMBIGUITY = 4  # an alternative placement this close in cost, explaining as many lines, is a tie
+# lines: a repeat this close to a region's edge makes "these few lines were deleted too" a plausible reading
+NEAR = 2
+
+Ctx = TypeVar("Ctx")
+
+
+def first_refusal(checks: Sequence[Callable[[Ctx], str | None]], ctx: Ctx) -> str | None:
+    """The reason of the first check that refuses, or None."""
+    for check in checks:
+        reason = check(ctx)
+        if reason:
+            return reason
+    return None
+
+
+# -- one region placed by its line anchors ------------------------------------------------------------
+
+@dataclass
+class RegionFit:
+    """A region at its cheapest placement, with the original span it would replace."""
+
+    i: int  # index of the region in the snippet (reasons say `region {i + 1}`)
+    region: Region
+    c: Candidate  # the chosen placement
+    orig: list[str]
+    prev_end: int  # where the previous region's span ends (this one cannot start before)
+    next_start: int  # where the next anchored region starts
+    start: int  # the original span [start, end) the region replaces, its edge lines included
+    end: int
+    lead: list[str]  # region lines before its first anchor / after its last one
+    trail: list[str]
+    new_lead: list[str]  # those edge lines left over after pairing with original lines: new code
+    new_trail: list[str]
+    next_region: Region | None  # the snippet's next region, if any
+    partial_ok: bool  # a marker-free snippet (what it does not show stays)
+    lang: str | None
+    fuzzy: int = 0  # edge lines paired with original lines by similarity rather than equality
+
+
+def contested(fit: RegionFit) -> str | None:
+    if fit.region.contested:
+        return (f"region {fit.i + 1} also fits, more cheaply, at a place that matches only on common "
+                "lines such as `}`: not certain")
+    return None
+
+
+def context_split(fit: RegionFit) -> str | None:
+    if fit.c.context < fit.region.best_context:
+        return (f"region {fit.i + 1}: the cheapest placement (line {fit.c.start + 1}) is not the one that "
+                "keeps the snippet's context lines together; refusing to pick")
+    return None
+
+
+def tied_alternative(fit: RegionFit) -> str | None:
+    """Another placement in the same gap explains as many lines at about the same cost."""
+    c = fit.c
+    for alt in fit.region.candidates:
+        if alt.start != c.start and alt.end != c.end and alt.matched >= c.matched and \
+                alt.cost <= c.cost + AMBIGUITY and fit.prev_end <= alt.start and alt.end < fit.next_start:
+            return (f"region {fit.i + 1} fits at line {c.start + 1} and at line {alt.start + 1} alike "
+                    "(same lines explained; they differ only in what the edit would delete)")
+    return None
+
+
+def repeated_edge(fit: RegionFit) -> str | None:
+    weak = weak_edge(fit.c, fit.orig, fit.prev_end, fit.next_start)
+    return f"region {fit.i + 1}: {weak}" if weak else None
+
+
+# Blank lines at a region's edge (next to a marker) that the original does not have there:
+# new blank lines, or context for a deletion next to them?
+
+def new_blank_lines_at_start(fit: RegionFit) -> str | None:
+    o, start = fit.orig, fit.start
+    if fit.region.marker_before and start > fit.prev_end and not is_blank(o[start - 1]) and \
+            blank_run(fit.lead, blank=True) > blank_run(o[start:fit.c.start], blank=True):
+        return (f"region {fit.i + 1} starts with blank lines the original does not have there: "
+                "new blank lines, or a deletion right after them?")
+    return None
+
+
+def new_blank_lines_at_end(fit: RegionFit) -> str | None:
+    o, end = fit.orig, fit.end
+    if fit.region.marker_after and end < fit.next_start and not is_blank(o[end]) and \
+            blank_run(fit.trail[::-1], blank=True) > blank_run(o[fit.c.end + 1:end][::-1], blank=True):
+        return (f"region {fit.i + 1} ends with blank lines the original does not have there: "
+                "new blank lines, or a deletion right before them?")
+    return None
+
+
+# New lines followed (preceded) by fewer blank lines than the original has there: did they replace
+# a blank line, or go in front of (after) all of them?
+
+def new_lines_before_blanks(fit: RegionFit) -> str | None:
+    trail, end = fit.trail, fit.end
+    if fit.region.marker_after and end < fit.next_start and is_blank(fit.orig[end]) and trail and \
+            is_blank(trail[-1]) and any(not is_blank(x) for x in trail):
+        return (f"region {fit.i + 1}: new lines before blank lines that do not match the original's "
+                "count: replacing a blank line, or inserted?")
+    return None
+
+
+def new_lines_after_blanks(fit: RegionFit) -> str | None:
+    lead, start = fit.lead, fit.start
+    if fit.region.marker_before and start > fit.prev_end and is_blank(fit.orig[start - 1]) and lead and \
+            is_blank(lead[0]) and any(not is_blank(x) for x in lead):
+        return (f"region {fit.i + 1}: new lines after blank lines that do not match the original's "
+                "count: replacing a blank line, or inserted?")
+    return None
+
+
+# New lines whose only context towards the marker is blank lines: they may also replace the next
+# (previous) line or two of the original (a short run that ends at a blank line, like theirs).
+
+def blank_bounded_end(fit: RegionFit) -> str | None:
+    if fit.region.marker_after and _blank_bounded(fit.trail, fit.orig, fit.end, fit.next_start, +1):
+        return (f"region {fit.i + 1} ends with new lines and only blank lines before the marker: "
+                "do they also replace the original's next lines?")
+    return None
+
+
+def blank_bounded_start(fit: RegionFit) -> str | None:
+    if fit.region.marker_before and _blank_bounded(fit.lead[::-1], fit.orig, fit.start - 1, fit.prev_end - 1, -1):
+        return (f"region {fit.i + 1} starts with only blank lines before new lines: "
+                "do they also replace the original's lines above?")
+    return None
+
+
+def echoed_edge(fit: RegionFit) -> str | None:
+    """The first snippet line left over after an edge equals an original line just beyond the edge:
+    the lines in between may have been deleted, or the snippet line is new."""
+    if _echo(fit.new_trail, fit.orig, fit.end, fit.next_start, +1) or \
+            _echo(fit.new_lead[::-1], fit.orig, fit.start - 1, fit.prev_end - 1, -1):
+        return (f"region {fit.i + 1}: a line at its edge also occurs just beyond it in the original; "
+                "inserted, or are the lines between deleted?")
+    return None
+
+
+def new_definition_before_closer(fit: RegionFit) -> str | None:
+    """New definitions next to a marker followed only by a closing bracket: before or after the
+    elided members? (Statements keep the order the snippet shows; a member's place is convention.)"""
+    if any(not is_blank(x) for x in fit.new_trail) and fit.region.marker_after and fit.next_region is not None:
+        nxt = [x.strip() for x in fit.next_region.lines if not is_blank(x)]
+        if nxt and all(x in CLOSERS for x in nxt) and defines_something(fit.new_trail, fit.lang):
+            return (f"region {fit.i + 1} ends with new lines next to a marker that is followed only "
+                    "by a closing bracket: they could go before or after the elided code")
+    return None
+
+
+def reindented_and_shorter(fit: RegionFit) -> str | None:
+    """A hand-pasted (re-indented) region that deletes more lines than it adds: abbreviated?"""
+    c, r = fit.c, fit.region
+    if c.lines[c.first] != r.lines[c.first]:
+        kept = set(x.rstrip() for x in c.lines)
+        span = set(x.rstrip() for x in fit.orig[fit.start:fit.end])
+        region_dels = sum(1 for x in fit.orig[fit.start:fit.end] if not is_blank(x) and x.rstrip() not in kept)
+        region_new = sum(1 for x in c.lines if not is_blank(x) and x.rstrip() not in span)
+        if region_dels > region_new:
+            return (f"region {fit.i + 1} is pasted at another indentation and is shorter than the "
+                    "code it replaces: abbreviation or deletion?")
+    return None
+
+
+def marker_free_drops_lines(fit: RegionFit) -> str | None:
+    """A snippet without markers is a targeted edit: it does not silently drop what it skips over."""
+    if fit.partial_ok:
+        shown = set(x.strip() for x in fit.c.lines)
+        dropped = sum(1 for x in fit.orig[fit.start:fit.end] if not is_blank(x) and x.strip() not in shown)
+        if dropped > max(3, (fit.end - fit.start) // 4):
+            return (f"the snippet has no markers but would replace {dropped} original lines it "
+                    "does not show: a partial snippet, or a deletion?")
+    return None
+
+
+REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
+    contested,
+    context_split,
+    tied_alternative,
+    repeated_edge,
+    new_blank_lines_at_start,
+    new_blank_lines_at_end,
+    new_lines_before_blanks,
+    new_lines_after_blanks,
+    blank_bounded_end,
+    blank_bounded_start,
+    echoed_edge,
+    new_definition_before_closer,
+    reindented_and_shorter,
+    marker_free_drops_lines,
+)
+
+
+# -- all regions placed ----------------------------------------------------------------------------------
+
+@dataclass
+class LinePlan:
+    """Every region's span in the original, in snippet order, before the splice."""
+
+    spans: list[tuple[int, int, list[str]]]  # (start, end exclusive, replacement lines)
+    regions: list[Region]
+    orig: list[str]
+    defs: list[Definition]  # the original's definitions, flattened
+    partial_ok: bool
+    loose: bool  # the snippet writes its markers loosely (see lineplace._loose_markers)
+    head: bool = field(init=False)  # code above the first region, which has no marker before it
+    tail: bool = field(init=False)  # code below the last region, which has no marker after it
+
+    def __post_init__(self) -> None:
+        edges = not self.partial_ok and bool(self.spans)
+        self.head = edges and not self.regions[0].marker_before and \
+            any(not is_blank(x) for x in self.orig[:self.spans[0][0]])
+        self.tail = edges and not self.regions[-1].marker_after and \
+            any(not is_blank(x) for x in self.orig[self.spans[-1][1]:])
+
+
+def defined_twice(plan: LinePlan) -> str | None:
+    """In a marker-free snippet (which keeps what it does not show), a region that shows the header
+    of a definition (unique in the original) while it is placed away from it: the merge would keep
+    the old definition and add the region's, defining it twice."""
+    if not plan.partial_ok:
+        return None
+    count: dict[str, int] = {}
+    for d in plan.defs:
+        count[d.header] = count.get(d.header, 0) + 1
+    for i, (start, end, repl) in enumerate(plan.spans):
+        shown = {x.strip() for x in repl}
+        for d in plan.defs:
+            if count[d.header] == 1 and d.name in d.header and d.header in shown and not (start <= d.node_start < end):
+                return (f"region {i + 1} shows `{d.header[:60]}` but is placed away from it (line {d.node_start + 1}): "
+                        "the definition would be there twice")
+    return None
+
+
+def unmarked_head(plan: LinePlan) -> str | None:
+    """Markers elsewhere but none before the first region: the lines above may be kept or deleted
+    (unless the markers are loose: then they are kept, with a doubt)."""
+    if plan.head and not plan.loose:
+        return ("the snippet has markers but none before its first region, which is not at the "
+                "top of the file: keep or delete the lines above it?")
+    return None
+
+
+def unmarked_tail(plan: LinePlan) -> str | None:
+    if plan.tail and not plan.loose:
+        return ("the snippet has markers but none after its last region, which is not at the "
+                "end of the file: keep or delete the lines below it?")
+    return None
+
+
+FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
+    defined_twice,
+    unmarked_head,
+    unmarked_tail,
+)
+
+
+# -- helpers of the line checks ----------------------------------------------------------------------------
+
+def _echo(left: list[str], orig: list[str], at: int, stop: int, step: int) -> bool:
+    """The first non-blank leftover snippet line equals one of the next two original lines."""
+    first = next((x for x in left if not is_blank(x)), None)
+    if first is None:
+        return False
+    j = at + step
+    for _ in range(2):
+        if not (j < stop if step > 0 else j > stop):
+            return False
+        if orig[j].rstrip() == first.rstrip():
+            return True
+        j += step
+    return False
+
+
+def _blank_bounded(edge: list[str], orig: list[str], at: int, stop: int, step: int) -> bool:
+    """edge (snippet lines from the anchor outwards) is new lines then only blank lines, and the
+    original, from `at` outwards, has a short run of 1-2 non-blank lines ending at a blank line."""
+    if not edge or not is_blank(edge[-1]):
+        return False
+    k = len(edge)
+    while k > 0 and is_blank(edge[k - 1]):
+        k -= 1
+    if k == 0:
+        return False  # only blank lines: handled by the blank-line checks
+    j, run = at, 0
+    while (j < stop if step > 0 else j > stop) and not is_blank(orig[j]) and run < 3:
+        j += step
+        run += 1
+    return 0 < run <= 2 and (j < stop if step > 0 else j > stop) and is_blank(orig[j])
+
+
+def defines_something(lines: list[str], lang: str | None) -> bool:
+    """Whether new lines contain a whole definition (a method, a function). Statements keep the
+    order the snippet shows; where a new member goes relative to elided members is a matter of
+    convention, so that case is refused. Without a grammar, assume it does."""
+    body = [x for x in lines if not is_blank(x)]
+    while body and body[0].strip() in CLOSERS:
+        body.pop(0)
+    if not body:
+        return False
+    if lang is None:
+        return True
+    found = parse_definitions(dedent(body)[0], lang)
+    return found is None or bool(found)
+
+
+def blank_run(lines: list[str], blank: bool) -> int:
+    """Length of the leading run of lines that are blank (blank=True) or not (blank=False)."""
+    n = 0
+    while n < len(lines) and is_blank(lines[n]) == blank:
+        n += 1
+    return n
+
+
+def weak_edge(c, orig: list[str], lo: int, hi: int) -> str | None:
+    """A region whose context lines on one side occur again a line or two away, with an edit right
+    next to them: the edit could sit after either copy, i.e. it may also delete the lines between
+    (the cost model would decide alone, and it favours the reading that deletes less). Refuse."""
+    lines = c.lines
+    if c.first == c.last:
+        return None
+    head = []
+    k, j = c.first, c.start
+    while k <= c.last and j <= c.end and lines[k].rstrip() == orig[j].rstrip():
+        head.append(lines[k].rstrip())
+        k += 1
+        j += 1
+    tail = []
+    k, j = c.last, c.end
+    while k >= c.first and j >= c.start and lines[k].rstrip() == orig[j].rstrip():
+        tail.append(lines[k].rstrip())
+        k -= 1
+        j -= 1
+    tail.reverse()
+    keys = [x.rstrip() for x in orig]
+    near = NEAR
+    if c.matched >= c.last - c.first + 1 and c.end - c.start == c.last - c.first:
+        # The whole region is context, in one piece: it changes nothing where it fits best. But a
+        # region is shown for a reason: if its first or last line repeats just outside, it may be
+        # showing that the lines up to that copy were deleted.
+        first, last = lines[c.first].rstrip(), lines[c.last].rstrip()
+        for t in range(max(lo, c.start - 1 - near), c.start):
+            if keys[t] == first:
+                return f"it changes nothing where it fits, and its first line also occurs at line {t + 1}, just above: " \
+                       "does it delete the lines in between?"
+        for t in range(c.end + 1, min(hi, c.end + 2 + near)):
+            if keys[t] == last:
+                return f"it changes nothing where it fits, and its last line also occurs at line {t + 1}, just below: " \
+                       "does it delete the lines in between?"
+        return None
+    if head:
+        n = len(head)
+        for t in range(max(lo, c.start - n - near), c.start):
+            if keys[t:t + n] == head:
+                return (f"its first context lines ({' / '.join(x.strip() for x in head)[:60]}) also occur at line "
+                        f"{t + 1}, just above: the edit may also delete the lines in between")
+    if tail:
+        n = len(tail)
+        end0 = c.end - n + 1
+        for t in range(end0 + 1, min(hi - n + 1, c.end + 1 + near + 1)):
+            if keys[t:t + n] == tail:
+                return (f"its last context lines ({' / '.join(x.strip() for x in tail)[:60]}) also occur at line "
+                        f"{t + 1}, just below: the edit may also delete the lines in between")
+    return None
