@@ -25,8 +25,9 @@ def test_cycle_finder_finds_cycles():
     assert arch.cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_no_import_cycle():
-    proc = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True, timeout=120)
+def test_no_import_cycle_and_no_function_over_80_lines():
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--max-lines", "80"], capture_output=True, text=True,
+                          timeout=120)
     assert "cycles: none" in proc.stdout, proc.stdout[-2000:]
     assert proc.returncode == 0, proc.stdout[-2000:]
     assert "fastapply.api -> " in proc.stdout and "longest function in fastapply/: " in proc.stdout

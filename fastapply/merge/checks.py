@@ -4,8 +4,12 @@ made into a list).
 A check reads one context and returns a reason to refuse (a sentence the user sees) or None:
 - `REGION_CHECKS(fit: RegionFit)`: one snippet region placed by its line anchors (`lineplace.py`);
 - `FILE_CHECKS(plan: LinePlan)`: all regions placed, before they are spliced into the file;
+- `TREE_CHECKS(match: DefinitionMatch)`, `DEFINITION_CHECKS(shown: ShownDefinition)`: a
+  marker-free snippet whose definitions replace the original's by name (`tree.py`);
+- `CONTAINER_CHECKS(members: MemberList)`, `DELETE_CHECKS(run: DeletedRun)`: a class's (or the
+  file's) members aligned by name, and the members it deletes (`members.py`);
 - `MEMBER_CHECKS(shown: ShownMember)`: a snippet member that replaces an original member, and
-  `NEW_MEMBER_CHECKS(new: NewMember)`: a new member, in the member alignment (`members.py`).
+  `NEW_MEMBER_CHECKS(new: NewMember)`: a new member, in the member alignment.
 The first reason wins. A new rule is a function here plus its place in the tuple. What every
 accepted merge must pass besides (parse, empty body, marker leak, large deletion) is
 `fastapply.validate`.
@@ -18,9 +22,8 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from fastapply.merge.anchor import Candidate, Region
-from fastapply.merge.defs import Definition, brace_off_indent, cut_inside_prefix
-from fastapply.merge.text import dedent, indent_of, is_blank
-from fastapply.merge.tree import parse_definitions
+from fastapply.merge.defs import Definition, brace_off_indent, cut_inside_prefix, parse_definitions
+from fastapply.merge.text import dedent, indent_of, is_blank, reindent
 from fastapply.merge.unanchored import CLOSERS
 
 AMBIGUITY = 4  # an alternative placement this close in cost, explaining as many lines, is a tie
@@ -277,6 +280,275 @@ FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
     defined_twice,
     unmarked_head,
     unmarked_tail,
+)
+
+
+# -- a marker-free snippet placed by definition names (tree.py) ---------------------------------------------
+
+@dataclass
+class DefinitionMatch:
+    """The snippet's definitions and the original definition each names (None: a new one)."""
+
+    matched: list[tuple[Definition, Definition | None]]
+    duplicate: tuple[Definition, int] | None  # the first one naming several, and how many (matching stops there)
+    u_lines: list[str]
+
+
+def defined_several_times(m: DefinitionMatch) -> str | None:
+    if m.duplicate is not None:
+        u, n = m.duplicate
+        return f"`{u.name}` is defined {n} times in the original; cannot tell which one"
+    return None
+
+
+def definitions_reordered(m: DefinitionMatch) -> str | None:
+    last_end = -1
+    for _, o in m.matched:
+        if o is None:
+            continue
+        if o.start <= last_end:
+            return "the snippet's definitions are in a different order than in the original"
+        last_end = o.end
+    return None
+
+
+def definition_brace_off_indent(m: DefinitionMatch) -> str | None:
+    for u, _ in m.matched:
+        if brace_off_indent(m.u_lines, u):
+            return f"the closing brace of `{u.name}` is not indented like its header: a line missing?"
+    return None
+
+
+TREE_CHECKS: tuple[Callable[[DefinitionMatch], str | None], ...] = (
+    defined_several_times,
+    definitions_reordered,
+    definition_brace_off_indent,
+)
+
+
+@dataclass
+class ShownDefinition:
+    """A snippet definition `u` that replaces the original's `o`."""
+
+    u: Definition
+    o: Definition
+    u_lines: list[str]
+    orig: list[str]
+    partial: bool = field(init=False)  # a class shown with only some of its members (the others stay)
+
+    def __post_init__(self) -> None:
+        u, o = self.u, self.o
+        shown = {(m.kind, m.name) for m in u.members}
+        self.partial = u.kind in ("type", "impl", "test") and bool(o.members) and bool(u.members) and \
+            any((m.kind, m.name) not in shown for m in o.members)
+
+
+def partial_with_changed_header(d: ShownDefinition) -> str | None:
+    if d.partial and d.u_lines[d.u.node_start].strip() != d.orig[d.o.node_start].strip():
+        return f"`{d.u.name}` is shown partially with a changed header"
+    return None
+
+
+DEFINITION_CHECKS: tuple[Callable[[ShownDefinition], str | None], ...] = (
+    partial_with_changed_header,
+)
+
+
+# -- the member alignment (members.py) -------------------------------------------------------------------
+
+@dataclass
+class MemberList:
+    """One container's snippet items (('def', Definition) / ('marker', row) / ('other', node)) and
+    the original members they name."""
+
+    items: list
+    o_members: list[Definition]
+    container: Definition | None  # None: the file's top level
+    matched: dict[int, Definition]  # item index -> the original member it names
+    duplicate: tuple[Definition, int] | None  # the first item naming several members, and how many
+
+
+def statement_among_members(ms: MemberList) -> str | None:
+    for kind, x in ms.items:
+        if kind == "other":
+            return f"the snippet has a statement the member alignment cannot place (line {x.start_point.row + 1})"
+    return None
+
+
+def ambiguous_member(ms: MemberList) -> str | None:
+    if ms.duplicate is not None:
+        u, n = ms.duplicate
+        return f"`{u.name}` occurs {n} times in the original"
+    return None
+
+
+def members_reordered(ms: MemberList) -> str | None:
+    order = [ms.o_members.index(o) for _, o in sorted(ms.matched.items())]
+    if order != sorted(order) or len(set(order)) != len(order):
+        return "the snippet names members in another order than the original"
+    return None
+
+
+def nothing_matches(ms: MemberList) -> str | None:
+    if ms.container is not None and not ms.matched and not any(k == "marker" for k, _ in ms.items):
+        return f"nothing in the snippet's `{ms.container.name}` matches its original members"
+    return None
+
+
+CONTAINER_CHECKS: tuple[Callable[[MemberList], str | None], ...] = (
+    statement_among_members,
+    ambiguous_member,
+    members_reordered,
+    nothing_matches,
+)
+
+
+@dataclass
+class DeletedRun:
+    """Original members the snippet skips without a marker between its neighbours: deleted."""
+
+    run: list[Definition]
+    last: Definition | None  # the original member kept or replaced just before the run
+    k: int  # index of the member after the run
+    o_members: list[Definition]
+    container: Definition | None
+    orig: list[str]
+    start: int = field(init=False)  # the original lines [start, end) that go
+    end: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.start = (self.last.end + 1) if self.last is not None else self.run[0].start
+        end = self.run[-1].end + 1
+        if self.last is None:  # also the blank lines after the run
+            while end < len(self.orig) and is_blank(self.orig[end]) and \
+                    (self.k >= len(self.o_members) or end < self.o_members[self.k].start):
+                end += 1
+        self.end = end
+
+
+def unmarked_top_level_edge(d: DeletedRun) -> str | None:
+    if d.container is None and (d.last is None or d.k >= len(d.o_members)):
+        return "no marker at the snippet's start or end: keep or delete the file's other definitions?"
+    return None
+
+
+def deletes_code_between(d: DeletedRun) -> str | None:
+    for line_no in range(d.start, d.end):
+        if not is_blank(d.orig[line_no]) and not any(m.start <= line_no <= m.end for m in d.run):
+            return "deleting members would also delete other code between them"
+    return None
+
+
+DELETE_CHECKS: tuple[Callable[[DeletedRun], str | None], ...] = (
+    unmarked_top_level_edge,
+    deletes_code_between,
+)
+
+
+@dataclass
+class ShownMember:
+    """A snippet member (no marker inside) that replaces the original member it names."""
+
+    u: Definition
+    o: Definition
+    next_item: tuple | None  # the snippet's next item in the container, if any
+    upd: list[str]
+    orig: list[str]
+    markers: set[int]
+    brace: bool  # the language closes definitions with `}`
+    new_lines: list[str] | None = field(init=False)  # u's lines re-indented for o's place; None: impossible
+
+    def __post_init__(self) -> None:
+        u = self.u
+        self.new_lines = reindent(self.upd[u.start:u.end + 1], self.upd[u.node_start], self.orig[self.o.node_start])
+
+
+def marker_inside_member(m: ShownMember) -> str | None:
+    if any(m.u.start < row < m.u.end for row in m.markers):
+        return f"`{m.u.name}` has a marker inside that the member alignment cannot place"
+    return None
+
+
+def closing_brace_off_indent(m: ShownMember) -> str | None:
+    if brace_off_indent(m.upd, m.u):
+        return f"the closing brace of `{m.u.name}` is not indented like its header: a line missing?"
+    return None
+
+
+def member_not_shown_to_its_end(m: ShownMember) -> str | None:
+    """E.g. a Python def followed by a marker: it may go on in the original."""
+    u, upd = m.u, m.upd
+    nxt = m.next_item[0] if m.next_item is not None else None
+    closed = nxt == "def" or (m.brace and upd[u.end].strip()[:1] == "}")
+    if nxt == "marker":  # a marker indented deeper than the header is still inside it
+        if len(indent_of(upd[m.next_item[1]])) > len(indent_of(upd[u.node_start])):
+            closed = False
+    return None if closed else f"`{u.name}` is not shown to its end"
+
+
+def member_not_reindentable(m: ShownMember) -> str | None:
+    return f"cannot re-indent `{m.u.name}`" if m.new_lines is None else None
+
+
+def cut_comment_differs(m: ShownMember) -> str | None:
+    """Comments and attributes that open the snippet or follow a marker may be the cut-off end of
+    the original's: when they are its last lines, the marker stands for the rest (restate() keeps
+    the original's). Otherwise they must equal the original's."""
+    u, o, upd = m.u, m.o, m.upd
+    u_pre = [x.strip() for x in upd[u.start:u.node_start]]
+    o_pre = [x.strip() for x in m.orig[o.start:o.node_start]]
+    after_marker = (u.start - 1) in m.markers
+    cut_off = cut_inside_prefix(u, upd[u.start:], o, m.orig)
+    if u_pre != o_pre and not cut_off and u.start < u.attr_start and \
+            (after_marker or all(is_blank(x) for x in upd[:u.start])):
+        return (f"the comment above `{u.name}` starts the snippet or follows a marker and "
+                "differs from the original's: is it shown whole?")
+    return None
+
+
+MEMBER_CHECKS: tuple[Callable[[ShownMember], str | None], ...] = (
+    marker_inside_member,
+    closing_brace_off_indent,
+    member_not_shown_to_its_end,
+    member_not_reindentable,
+    cut_comment_differs,
+)
+
+
+@dataclass
+class NewMember:
+    """A snippet member that names no original member."""
+
+    u: Definition
+    rest: list[tuple[str, bool]]  # the items after it: (kind, names an original member)
+    marker_open: bool  # a marker comes right before it (after the last shown member)
+    container: Definition | None
+
+
+def new_member_after_top_level_marker(m: NewMember) -> str | None:
+    if m.marker_open and m.container is None:
+        return f"new `{m.u.name}` follows a marker at the top level: its place in the file is unknown"
+    return None
+
+
+def new_member_among_elided(m: NewMember) -> str | None:
+    if m.marker_open and any(kind != "def" or named for kind, named in m.rest):
+        return (f"new `{m.u.name}` sits between a marker and more of the snippet: its place among the "
+                "elided members is unknown")
+    return None
+
+
+def new_member_before_marker(m: NewMember) -> str | None:
+    if not m.marker_open and m.rest and m.rest[-1][0] == "marker" and \
+            all(kind == "def" and not named for kind, named in m.rest[:-1]):
+        return f"new `{m.u.name}` is followed by a marker: it could go before or after the elided members"
+    return None
+
+
+NEW_MEMBER_CHECKS: tuple[Callable[[NewMember], str | None], ...] = (
+    new_member_after_top_level_marker,
+    new_member_among_elided,
+    new_member_before_marker,
 )
 
 

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fastapply.languages import parse, unparsable
+from fastapply.merge.text import is_blank
+
 # node type -> kind group (a method may be pasted as a function and vice versa, so they share one)
 _KIND = {
     # python
@@ -51,6 +54,15 @@ class Definition:
     node: object = field(repr=False, default=None)
     members: list["Definition"] = field(default_factory=list, repr=False)
     body: object = field(repr=False, default=None)  # the node holding the members (class body, ...)
+
+
+def same_definitions(u: Definition, pool: list[Definition]) -> list[Definition]:
+    """The definitions in `pool` that `u` names: same kind and name (and, among several, the same
+    header line if any has it)."""
+    same = [o for o in pool if o.kind == u.kind and o.name == u.name]
+    if len(same) > 1:
+        same = [o for o in same if o.header == u.header] or same
+    return same
 
 
 def restate(u: Definition, u_new: list[str], o: Definition, orig: list[str]) -> list[str]:
@@ -292,3 +304,62 @@ def flatten(defs: list[Definition]) -> list[Definition]:
         out.append(d)
         out.extend(flatten(d.members))
     return out
+
+
+# -- definitions of a snippet (a fragment, maybe bare methods) ---------------------------------------------
+
+# Wrappers that let a bare method parse as a member (pasted without its class).
+_MEMBER_WRAP = {
+    "javascript": ("class __Wrap__ {", "}"), "jsx": ("class __Wrap__ {", "}"),
+    "typescript": ("class __Wrap__ {", "}"), "tsx": ("class __Wrap__ {", "}"),
+    "java": ("class __Wrap__ {", "}"), "rust": ("impl __Wrap__ {", "}"),
+    "cpp": ("class __Wrap__ {", "};"),
+}
+
+
+def parse_snippet(lines: list[str], lang: str) -> tuple[list[Definition], list[str], int] | None:
+    """Definitions of a dedented snippet, its lines, and the line offset of the snippet inside
+    the parsed text (1 when wrapped in a class)."""
+    src = "\n".join(lines) + "\n"
+    tree = parse(lang, src)
+    if tree is not None and not _broken(tree, src):
+        defs = collect(tree, src.encode("utf-8"))
+        if defs and _covers(defs, lines, 0):
+            return defs, lines, 0
+    wrap = _MEMBER_WRAP.get(lang)
+    if wrap:
+        wrapped = [wrap[0]] + lines + [wrap[1]]
+        src = "\n".join(wrapped) + "\n"
+        tree = parse(lang, src)
+        if tree is not None and not _broken(tree, src):
+            top = collect(tree, src.encode("utf-8"))
+            if len(top) == 1 and top[0].members and _covers(top[0].members, lines, 1):
+                return top[0].members, wrapped, 1
+    return None
+
+
+def _broken(tree, src: str) -> bool:
+    """Errors beyond a grammar gap (see languages.unparsable); a snippet that pastes several
+    definitions is still best split by the tree when a newer syntax leaves a small error node."""
+    return tree.root_node.type == "ERROR" or unparsable(tree, src)
+
+
+def parse_definitions(lines: list[str], lang: str) -> list[Definition] | None:
+    """Definitions in a dedented fragment; [] when it parses as plain statements; None when the
+    language has no grammar."""
+    if parse(lang, "") is None:
+        return None
+    src = "\n".join(lines) + "\n"
+    tree = parse(lang, src)
+    if not tree.root_node.has_error:  # valid as it stands: do not read `if (x) {` as a method
+        return collect(tree, src.encode("utf-8"))
+    parsed = parse_snippet(lines, lang)
+    return parsed[0] if parsed else []
+
+
+def _covers(defs: list[Definition], lines: list[str], offset: int) -> bool:
+    """Every non-blank snippet line belongs to one of the definitions (no loose statements)."""
+    covered = set()
+    for d in defs:
+        covered.update(range(d.start - offset, d.end - offset + 1))
+    return all(i in covered for i, ln in enumerate(lines) if not is_blank(ln))

@@ -17,9 +17,8 @@ Then the old body is replaced as a whole.
 from __future__ import annotations
 
 from fastapply.languages import parse
-from fastapply.merge.defs import Definition, collect, flatten
+from fastapply.merge.defs import Definition, collect, flatten, parse_definitions
 from fastapply.merge.text import dedent, indent_of, is_blank, is_trivial
-from fastapply.merge.tree import parse_definitions
 
 
 def original_definitions(orig: list[str], lang: str | None) -> list[Definition]:
