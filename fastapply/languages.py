@@ -1,53 +1,154 @@
-"""Language names, detection from a name or path, and cached tree-sitter parsers.
+"""The language table (`LANGUAGES`), detection from a name or path, and cached tree-sitter parsers.
 
-Only the grammars installed as wheels are parseable; other languages (markdown, sql, ...)
-are still detected so callers can pick the line-anchor fallback.
+Everything per language lives in one `LanguageInfo` record: extensions, aliases, grammar, and the
+node types the structural merge and the checks read. Only the grammars installed as wheels are
+parseable; other languages (markdown, sql, ...) are still detected so callers can pick the
+line-anchor merge.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import tree_sitter
 
-# Canonical names and their aliases (what callers or agents tend to send).
-_ALIASES = {
-    "py": "python", "python3": "python",
-    "js": "javascript", "node": "javascript", "mjs": "javascript", "cjs": "javascript",
-    "ts": "typescript",
-    "golang": "go",
-    "rs": "rust",
-    "c++": "cpp", "cxx": "cpp", "cc": "cpp", "hpp": "cpp",
-    "h": "c",
-    "md": "markdown",
-    "sh": "bash", "shell": "bash", "zsh": "bash",
-    "yml": "yaml",
-    "cs": "csharp", "c#": "csharp",
-    "kt": "kotlin", "rb": "ruby",
-}
+@dataclass(frozen=True)
+class LanguageInfo:
+    """Everything fastapply knows about one language. Adding a language is one record here."""
 
-_EXTENSIONS = {
-    ".py": "python", ".pyi": "python",
-    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-    ".jsx": "jsx",
-    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript",
-    ".tsx": "tsx",
-    ".go": "go", ".rs": "rust", ".java": "java",
-    ".c": "c", ".h": "c",
-    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp",
-    ".md": "markdown", ".markdown": "markdown",
-    ".sql": "sql", ".sh": "bash", ".bash": "bash",
-    ".json": "json", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml",
-    ".html": "html", ".css": "css", ".rb": "ruby", ".kt": "kotlin", ".cs": "csharp",
-}
+    name: str  # canonical name (what `detect_language` returns)
+    extensions: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()  # other names callers and agents send
+    grammar: tuple[str, str] | None = None  # (tree-sitter wheel module, function returning the language)
+    # -- the structural merge (merge/defs.py, merge/tree.py) and the checks (validate.py) --
+    def_kinds: dict[str, str] = field(default_factory=dict)  # definition node type -> kind group ("fn",
+    # "type", "impl"): a method may be pasted as a function and vice versa, so they share one group
+    containers: tuple[str, ...] = ()  # nodes whose children may be definitions (besides *_body, *block)
+    wrappers: tuple[str, ...] = ()  # nodes whose span replaces the inner definition's (decorators, `export`)
+    attached: tuple[str, ...] = ()  # nodes that belong to the definition below them (comments, attributes)
+    func_values: tuple[str, ...] = ()  # values that make `x = <value>` a named function definition
+    test_callees: tuple[str, ...] = ()  # `it("...", ...)`: calls whose blocks are a test file's functions
+    member_wrap: tuple[str, str] | None = None  # lines that let a bare method parse as a member
+    body_defs: tuple[str, ...] = ()  # definitions whose `body` must not become empty (validate)
+    body_types: tuple[str, ...] = ()  # block bodies: empty when they hold no statement
+
+
+_JS = dict(
+    grammar=("tree_sitter_javascript", "language"),  # the JavaScript grammar parses JSX too
+    def_kinds={"function_declaration": "fn", "generator_function_declaration": "fn", "method_definition": "fn",
+               "class_declaration": "type"},
+    containers=("class_body", "statement_block", "program", "export_statement", "lexical_declaration",
+                "variable_declarator", "expression_statement", "call_expression", "arguments", "arrow_function",
+                "function_expression"),
+    wrappers=("export_statement",),
+    attached=("comment", "decorator"),
+    func_values=("function_expression", "function", "arrow_function", "generator_function", "class"),
+    test_callees=("it", "test", "describe", "suite", "context", "specify", "bench"),
+    member_wrap=("class __Wrap__ {", "}"),
+    body_defs=("function_declaration", "method_definition", "class_declaration", "arrow_function",
+               "function_expression"),
+    body_types=("statement_block", "class_body"),
+)
+_TS = _JS | dict(
+    def_kinds=_JS["def_kinds"] | {"abstract_class_declaration": "type", "interface_declaration": "type",
+                                  "enum_declaration": "type", "type_alias_declaration": "type",
+                                  "function_signature": "fn"},
+    containers=_JS["containers"] + ("enum_body", "interface_body", "module"),
+    body_defs=_JS["body_defs"] + ("interface_declaration", "enum_declaration"),
+    body_types=_JS["body_types"] + ("interface_body", "enum_body"),
+)
+_C = dict(
+    def_kinds={"function_definition": "fn", "struct_specifier": "type"},
+    containers=("translation_unit", "declaration_list", "field_declaration_list", "expression_statement",
+                "call_expression"),
+    attached=("comment",),
+    body_defs=("function_definition",),
+    body_types=("compound_statement", "field_declaration_list", "declaration_list"),
+)
+
+LANGUAGES: tuple[LanguageInfo, ...] = (
+    LanguageInfo(
+        "python", (".py", ".pyi"), ("py", "python3"), ("tree_sitter_python", "language"),
+        def_kinds={"function_definition": "fn", "class_definition": "type"},
+        containers=("block", "module", "decorated_definition", "expression_statement"),
+        wrappers=("decorated_definition",), attached=("comment", "decorator"),
+        body_defs=("function_definition", "class_definition"), body_types=("block",)),
+    LanguageInfo("javascript", (".js", ".mjs", ".cjs"), ("js", "node", "mjs", "cjs"), **_JS),
+    LanguageInfo("jsx", (".jsx",), (), **_JS),
+    LanguageInfo("typescript", (".ts", ".mts", ".cts"), ("ts",),
+                 **_TS | {"grammar": ("tree_sitter_typescript", "language_typescript")}),
+    LanguageInfo("tsx", (".tsx",), (), **_TS | {"grammar": ("tree_sitter_typescript", "language_tsx")}),
+    LanguageInfo(
+        "go", (".go",), ("golang",), ("tree_sitter_go", "language"),
+        def_kinds={"function_declaration": "fn", "method_declaration": "fn", "type_spec": "type"},
+        containers=("block", "source_file", "type_declaration", "field_declaration_list", "expression_statement",
+                    "call_expression"),
+        attached=("comment",),
+        body_defs=("function_declaration", "method_declaration", "func_literal"),
+        body_types=("block", "field_declaration_list")),
+    LanguageInfo(
+        "rust", (".rs",), ("rs",), ("tree_sitter_rust", "language"),
+        def_kinds={"function_item": "fn", "impl_item": "impl", "struct_item": "type", "enum_item": "type",
+                   "trait_item": "type", "mod_item": "type", "union_item": "type", "macro_definition": "fn"},
+        containers=("block", "source_file", "declaration_list", "field_declaration_list", "expression_statement",
+                    "call_expression", "arguments"),
+        attached=("line_comment", "block_comment", "attribute_item"),
+        member_wrap=("impl __Wrap__ {", "}"),
+        body_defs=("function_item", "impl_item", "trait_item", "struct_item", "enum_item"),
+        body_types=("block", "declaration_list", "field_declaration_list", "enum_variant_list")),
+    LanguageInfo(
+        "java", (".java",), (), ("tree_sitter_java", "language"),
+        def_kinds={"class_declaration": "type", "interface_declaration": "type", "enum_declaration": "type",
+                   "method_declaration": "fn", "constructor_declaration": "fn", "record_declaration": "type",
+                   "annotation_type_declaration": "type"},
+        containers=("class_body", "program", "module", "block", "enum_body", "interface_body",
+                    "enum_body_declarations", "variable_declarator", "expression_statement"),
+        attached=("line_comment", "block_comment", "annotation"),
+        member_wrap=("class __Wrap__ {", "}"),
+        body_defs=("method_declaration", "class_declaration", "constructor_declaration", "interface_declaration",
+                   "enum_declaration"),
+        body_types=("block", "class_body", "interface_body", "constructor_body", "enum_body")),
+    LanguageInfo("c", (".c", ".h"), ("h",), ("tree_sitter_c", "language"), **_C),
+    LanguageInfo(
+        "cpp", (".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx"), ("c++", "cxx", "cc", "hpp"),
+        ("tree_sitter_cpp", "language"),
+        **_C | dict(def_kinds=_C["def_kinds"] | {"class_specifier": "type"},
+                    containers=_C["containers"] + ("template_declaration", "namespace_definition"),
+                    member_wrap=("class __Wrap__ {", "};"))),
+    # Detected (so that callers can pick the grammar-free line-anchor merge), but no grammar installed.
+    LanguageInfo("markdown", (".md", ".markdown"), ("md",)),
+    LanguageInfo("sql", (".sql",)),
+    LanguageInfo("bash", (".sh", ".bash"), ("sh", "shell", "zsh")),
+    LanguageInfo("json", (".json",)),
+    LanguageInfo("yaml", (".yaml", ".yml"), ("yml",)),
+    LanguageInfo("toml", (".toml",)),
+    LanguageInfo("html", (".html",)),
+    LanguageInfo("css", (".css",)),
+    LanguageInfo("ruby", (".rb",), ("rb",)),
+    LanguageInfo("kotlin", (".kt",), ("kt",)),
+    LanguageInfo("csharp", (".cs",), ("cs", "c#")),
+)
+
+BY_NAME: dict[str, LanguageInfo] = {info.name: info for info in LANGUAGES}
+_ALIASES = {alias: info.name for info in LANGUAGES for alias in info.aliases}
+_EXTENSIONS = {ext: info.name for info in LANGUAGES for ext in info.extensions}
 
 # Every name an explicit `language` may take (an unknown one is refused, not quietly read as text).
 # "text" asks for the grammar-free line-anchor merge.
-KNOWN_LANGUAGES = frozenset(_EXTENSIONS.values()) | frozenset(_ALIASES.values()) | {"text", "plaintext"}
+KNOWN_LANGUAGES = frozenset(BY_NAME) | {"text", "plaintext"}
 
-# Languages whose comments start with '#' (used by marker detection for whole-line markers).
-HASH_COMMENT = frozenset({"python", "bash", "ruby", "yaml", "toml"})
+
+def union(table: str) -> frozenset[str]:
+    """One per-language table over every language (node types do not collide across grammars)."""
+    return frozenset(x for info in LANGUAGES for x in getattr(info, table))
+
+
+def def_kinds() -> dict[str, str]:
+    """Definition node type -> kind group, over every language."""
+    return {t: kind for info in LANGUAGES for t, kind in info.def_kinds.items()}
 
 
 def normalize_language(language: str | None) -> str | None:
@@ -84,37 +185,14 @@ def detect_language(language: str | None = None, path: str | None = None, text: 
 
 def _load_language(name: str):
     """The tree_sitter.Language for a canonical name, or None when no grammar wheel is installed."""
+    info = BY_NAME.get(name)
+    if info is None or info.grammar is None:
+        return None
+    module, function = info.grammar
     try:
-        if name == "python":
-            import tree_sitter_python as m
-            return tree_sitter.Language(m.language())
-        if name in ("javascript", "jsx"):  # the JavaScript grammar parses JSX too
-            import tree_sitter_javascript as m
-            return tree_sitter.Language(m.language())
-        if name == "typescript":
-            import tree_sitter_typescript as m
-            return tree_sitter.Language(m.language_typescript())
-        if name == "tsx":
-            import tree_sitter_typescript as m
-            return tree_sitter.Language(m.language_tsx())
-        if name == "go":
-            import tree_sitter_go as m
-            return tree_sitter.Language(m.language())
-        if name == "rust":
-            import tree_sitter_rust as m
-            return tree_sitter.Language(m.language())
-        if name == "java":
-            import tree_sitter_java as m
-            return tree_sitter.Language(m.language())
-        if name == "c":
-            import tree_sitter_c as m
-            return tree_sitter.Language(m.language())
-        if name == "cpp":
-            import tree_sitter_cpp as m
-            return tree_sitter.Language(m.language())
+        return tree_sitter.Language(getattr(importlib.import_module(module), function)())
     except ImportError:
         return None
-    return None
 
 
 @lru_cache(maxsize=None)

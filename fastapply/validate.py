@@ -12,14 +12,18 @@ from __future__ import annotations
 from collections import Counter
 
 from fastapply.types import Finding
-from fastapply.languages import detect_language, error_count, parse
+from fastapply.languages import detect_language, error_count, parse, union
 from fastapply.markers import INLINE_MARKER, marker_flags
 
-_BODY_FIELDS = ("body",)
-_DEF_SUFFIXES = ("function_definition", "function_declaration", "method_definition", "method_declaration",
-                 "class_definition", "class_declaration", "function_item", "impl_item", "trait_item",
-                 "constructor_declaration", "interface_declaration", "enum_declaration", "func_literal",
-                 "arrow_function", "function_expression", "struct_item", "enum_item")
+_BODY_DEFS = union("body_defs")  # definitions whose body must not become empty (per language: languages.py)
+_BLOCK_BODIES = union("body_types")  # block bodies; any other body without statements is an expression
+
+# large_deletion: a file of at least MIN_LINES non-blank lines losing more than max(MIN_LOST, a third)
+# of them is flagged; an error (not a warning) when the snippet has markers, more than half is gone and
+# the snippet itself shows less than half of the file.
+LARGE_DELETION_MIN_LINES = 20
+LARGE_DELETION_MIN_LOST = 10
+LARGE_DELETION_ERROR_RATIO = 0.5
 
 
 def _defs_with_empty_body(tree, text: bytes) -> Counter:
@@ -30,21 +34,14 @@ def _defs_with_empty_body(tree, text: bytes) -> Counter:
     stack = [tree.root_node]
     while stack:
         node = stack.pop()
-        if node.type in _DEF_SUFFIXES:
+        if node.type in _BODY_DEFS:
             body = node.child_by_field_name("body")
-            if body is not None:
-                named = [ch for ch in body.named_children if "comment" not in ch.type]
-                if not named and body.type not in ("expression_statement",) and body.end_byte - body.start_byte >= 0:
-                    header = text[node.start_byte:body.start_byte].decode("utf-8", "replace").strip()
-                    if body.named_child_count == 0 and body.type not in ("block", "statement_block",
-                                                                           "class_body", "declaration_list",
-                                                                           "field_declaration_list", "compound_statement",
-                                                                           "enum_variant_list", "interface_body",
-                                                                           "class_block", "constructor_body",
-                                                                           "enum_body"):
-                        pass  # expression bodies (arrow functions) are never "empty"
-                    else:
-                        out[" ".join(header.split())] += 1
+            if body is not None and body.type != "expression_statement" and \
+                    not any("comment" not in ch.type for ch in body.named_children) and \
+                    (body.named_child_count > 0 or body.type in _BLOCK_BODIES):
+                # (an expression body without named children, as in an arrow function, is never "empty")
+                header = text[node.start_byte:body.start_byte].decode("utf-8", "replace").strip()
+                out[" ".join(header.split())] += 1
         stack.extend(node.named_children)
     return out
 
@@ -92,10 +89,11 @@ def validate(original: str, update: str, merged: str, language: str | None) -> l
     lost = before - after
     n_lost = sum(lost.values())
     n_before = sum(before.values())
-    if n_before >= 20 and n_lost > max(10, n_before // 3):
+    if n_before >= LARGE_DELETION_MIN_LINES and n_lost > max(LARGE_DELETION_MIN_LOST, n_before // 3):
         has_markers = any(marker_flags(update.splitlines(), orig_lines))
         ratio = n_lost / n_before
-        severity = "error" if has_markers and ratio > 0.5 and sum(upd.values()) < n_before * 0.5 else "warning"
+        shown_little = sum(upd.values()) < n_before * LARGE_DELETION_ERROR_RATIO
+        severity = "error" if has_markers and ratio > LARGE_DELETION_ERROR_RATIO and shown_little else "warning"
         findings.append(Finding("large_deletion", f"{n_lost} of {n_before} non-blank original lines are gone "
                                                   f"({ratio:.0%})", severity))
     return findings

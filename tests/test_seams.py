@@ -225,3 +225,27 @@ def test_remote_applier_stop_cancels_the_call_on_the_server(slow_server):
     while not slow_server.applier.stopped and time.monotonic() < deadline:
         time.sleep(0.01)
     assert slow_server.applier.stopped == 1  # the server's work stopped too
+
+
+# -- one language table ------------------------------------------------------------------------------------
+
+def test_language_table_is_consistent_with_its_grammars():
+    from fastapply.languages import KNOWN_LANGUAGES, LANGUAGES, detect_language, get_language
+
+    names = [info.name for info in LANGUAGES]
+    aliases = [a for info in LANGUAGES for a in info.aliases]
+    extensions = [e for info in LANGUAGES for e in info.extensions]
+    for values in (names, aliases, extensions):
+        assert len(values) == len(set(values))
+    assert KNOWN_LANGUAGES == set(names) | {"text", "plaintext"}
+    for info in LANGUAGES:
+        assert all(detect_language(None, "f" + ext) == info.name for ext in info.extensions)
+        assert all(detect_language(alias) == info.name for alias in info.aliases)
+        if info.grammar is None:
+            assert get_language(info.name) is None and not info.def_kinds
+            continue
+        grammar = get_language(info.name)
+        node_types = {grammar.node_kind_for_id(i) for i in range(grammar.node_kind_count)}
+        named = [*info.def_kinds, *info.containers, *info.wrappers, *info.attached, *info.func_values,
+                 *info.body_defs, *info.body_types]
+        assert not [t for t in named if t not in node_types], info.name  # a typo would silently match nothing

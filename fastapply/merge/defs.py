@@ -8,38 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fastapply.languages import parse, unparsable
+from fastapply.languages import BY_NAME, def_kinds, parse, union, unparsable
 from fastapply.merge.text import is_blank
 
-# node type -> kind group (a method may be pasted as a function and vice versa, so they share one)
-_KIND = {
-    # python
-    "function_definition": "fn", "class_definition": "type",
-    # javascript / typescript
-    "function_declaration": "fn", "generator_function_declaration": "fn", "method_definition": "fn",
-    "class_declaration": "type", "abstract_class_declaration": "type", "interface_declaration": "type",
-    "enum_declaration": "type", "type_alias_declaration": "type", "function_signature": "fn",
-    # go
-    "method_declaration": "fn", "type_spec": "type",
-    # rust
-    "function_item": "fn", "impl_item": "impl", "struct_item": "type", "enum_item": "type",
-    "trait_item": "type", "mod_item": "type", "union_item": "type", "macro_definition": "fn",
-    # java
-    "constructor_declaration": "fn", "record_declaration": "type", "annotation_type_declaration": "type",
-    # c / c++
-    "struct_specifier": "type", "class_specifier": "type",
-}
-# wrappers whose span replaces the inner definition's (decorators, `export`)
-_WRAPPERS = {"decorated_definition", "export_statement"}
-# nodes that attach to the definition below them
-_ATTACHED = {"comment", "line_comment", "block_comment", "attribute_item", "decorator", "annotation"}
-# containers whose children may be definitions
-_CONTAINERS = {"class_body", "block", "declaration_list", "field_declaration_list", "interface_body",
-               "enum_body", "class_block", "body", "statement_block", "program", "module", "source_file",
-               "translation_unit", "type_declaration", "export_statement", "decorated_definition",
-               "lexical_declaration", "variable_declarator", "expression_statement", "call_expression",
-               "arguments", "arrow_function", "function_expression", "template_declaration",
-               "namespace_definition", "enum_body_declarations"}
+# Per-language node types come from the language table (fastapply/languages.py), over every
+# language: node types do not collide across grammars.
+_KIND = def_kinds()  # definition node type -> kind group
+_WRAPPERS = union("wrappers")  # wrappers whose span replaces the inner definition's (decorators, `export`)
+_ATTACHED = union("attached")  # nodes that attach to the definition below them
+_CONTAINERS = union("containers")  # containers whose children may be definitions
+_TEST_CALLEES = union("test_callees")
+_FUNC_VALUES = union("func_values")
 
 
 @dataclass
@@ -167,8 +146,6 @@ def _call_test_name(node, src: bytes) -> str | None:
     return _text(fn, src) + "(" + _text(first, src) + ")"
 
 
-_TEST_CALLEES = {"it", "test", "describe", "suite", "context", "specify", "bench"}
-_FUNC_VALUES = {"function_expression", "function", "arrow_function", "generator_function", "class"}
 
 
 def _assigned_function_name(node, src: bytes) -> str | None:
@@ -308,15 +285,6 @@ def flatten(defs: list[Definition]) -> list[Definition]:
 
 # -- definitions of a snippet (a fragment, maybe bare methods) ---------------------------------------------
 
-# Wrappers that let a bare method parse as a member (pasted without its class).
-_MEMBER_WRAP = {
-    "javascript": ("class __Wrap__ {", "}"), "jsx": ("class __Wrap__ {", "}"),
-    "typescript": ("class __Wrap__ {", "}"), "tsx": ("class __Wrap__ {", "}"),
-    "java": ("class __Wrap__ {", "}"), "rust": ("impl __Wrap__ {", "}"),
-    "cpp": ("class __Wrap__ {", "};"),
-}
-
-
 def parse_snippet(lines: list[str], lang: str) -> tuple[list[Definition], list[str], int] | None:
     """Definitions of a dedented snippet, its lines, and the line offset of the snippet inside
     the parsed text (1 when wrapped in a class)."""
@@ -326,7 +294,8 @@ def parse_snippet(lines: list[str], lang: str) -> tuple[list[Definition], list[s
         defs = collect(tree, src.encode("utf-8"))
         if defs and _covers(defs, lines, 0):
             return defs, lines, 0
-    wrap = _MEMBER_WRAP.get(lang)
+    info = BY_NAME.get(lang)
+    wrap = info.member_wrap if info is not None else None  # lets a bare method parse as a member
     if wrap:
         wrapped = [wrap[0]] + lines + [wrap[1]]
         src = "\n".join(wrapped) + "\n"
