@@ -5,11 +5,13 @@ from fastapply.api import (
     ApplyRequest,
     ApplyResult,
     Applier,
+    ErrorCode,
     Finding,
     Sampling,
     Stats,
     TextDelta,
 )
 
-__all__ = ["ApplyError", "ApplyRequest", "ApplyResult", "Applier", "Finding", "Sampling", "Stats", "TextDelta"]
+__all__ = ["ApplyError", "ApplyRequest", "ApplyResult", "Applier", "ErrorCode", "Finding", "Sampling", "Stats",
+           "TextDelta"]
 __version__ = "0.1.0"
