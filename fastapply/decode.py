@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import torch
 
-from fastapply.types import ApplyError, Stats
 from fastapply.backends.base import Backend
-from fastapply.draft import Drafter, DraftLength
+from fastapply.draft import Drafter
+from fastapply.types import ApplyError, Stats
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ the original that one of the snippet's regions covers.
 
 from __future__ import annotations
 
-from fastapply.types import Finding
 from fastapply.markers import marker_flags, split_inline
+from fastapply.types import Finding
 
 
 def _key(line: str) -> str:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from fastapply.types import Finding
 from fastapply.languages import detect_language, error_count, parse, union
 from fastapply.markers import INLINE_MARKER, marker_flags
+from fastapply.types import Finding
 
 _BODY_DEFS = union("body_defs")  # definitions whose body must not become empty (per language: languages.py)
 _BLOCK_BODIES = union("body_types")  # block bodies; any other body without statements is an expression

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from fastapply.languages import parse
 from fastapply.merge.defs import Definition, collect, flatten, parse_definitions
-from fastapply.merge.text import dedent, indent_of, is_blank, is_trivial
+from fastapply.merge.text import dedent, indent_of, is_trivial
 
 
 def original_definitions(orig: list[str], lang: str | None) -> list[Definition]:
