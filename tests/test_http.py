@@ -579,3 +579,19 @@ def _wait_serving(p) -> tuple[str, str]:
             return m.group(1), m.group(2)
     p.kill()
     raise AssertionError("server did not start:\n" + "".join(lines))
+
+
+# -- the load eval ------------------------------------------------------------------------------------------------------
+
+def test_load_eval_measures_grpc_and_http(tmp_path):
+    from evals import load
+
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "t", "language": "python", "original": ORIG, "update": UPDATE}) + "\n")
+    out = tmp_path / "load.json"
+    assert load.main(["--clients", "2", "--seconds", "1", "--protocol", "both", "--cases", str(cases),
+                      "--json", str(out)]) == 0
+    reports = json.loads(out.read_text())
+    assert [r["protocol"] for r in reports] == ["grpc", "http"]
+    for r in reports:
+        assert r["requests_ok"] > 0 and r["errors"] == 0 and r["mismatches_vs_structural"] == 0
