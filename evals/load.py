@@ -156,7 +156,8 @@ class GrpcCaller:
             else:
                 result = self.client.apply(case["original"], case["update"], **kw)
         except ApplyError as e:
-            raise CallFailed(getattr(getattr(e, "status", None), "name", e.code), e.code == "deadline_exceeded") from None
+            status = getattr(getattr(e, "status", None), "name", e.code)
+            raise CallFailed(status, e.code == "deadline_exceeded") from None
         return result.merged, result.stats.output_tokens
 
     def close(self) -> None:
@@ -176,7 +177,8 @@ class HttpCaller:
         body = {"model": f"fastapply-{args.engine}", "stream": args.stream,
                 "stream_options": {"include_usage": True} if args.stream else None,
                 "max_tokens": args.max_output_tokens,
-                "messages": [{"role": "user", "content": f"<code>{case['original']}</code>\n<update>{case['update']}</update>"}]}
+                "messages": [{"role": "user",
+                              "content": f"<code>{case['original']}</code>\n<update>{case['update']}</update>"}]}
         try:
             if not args.stream:
                 r = self.client.post("/v1/chat/completions", json=body, timeout=timeout)
@@ -338,8 +340,8 @@ def _server_figures(before: dict[str, float], after: dict[str, float]) -> dict:
 
 def print_report(r: dict) -> None:
     lat = r["latency_s"]
-    print(f"protocol={r['protocol']} engine={r['engine']} clients={r['clients']} window={r['seconds']}s stream={r['stream']} "
-          f"cases={r['cases']} (server ready in {r['server_ready_s']}s)")
+    print(f"protocol={r['protocol']} engine={r['engine']} clients={r['clients']} window={r['seconds']}s "
+          f"stream={r['stream']} cases={r['cases']} (server ready in {r['server_ready_s']}s)")
     print(f"  requests ok      {r['requests_ok']}  ({r['requests_per_s']:.1f} req/s over {r['elapsed_s']}s)")
     print(f"  latency          p50 {lat['p50'] * 1000:.1f} ms   p90 {lat['p90'] * 1000:.1f} ms   "
           f"p99 {lat['p99'] * 1000:.1f} ms   max {lat['max'] * 1000:.1f} ms")

@@ -358,6 +358,31 @@ def test_token_required_on_every_api_route(counter):
         assert r.choices[0].message.content == MERGED
 
 
+def test_tls_with_the_grpc_certificate(tmp_path, counter):
+    import shutil
+    import ssl
+
+    if not shutil.which("openssl"):
+        pytest.skip("openssl not installed")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-keyout", str(key),
+                    "-out", str(cert), "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], check=True, capture_output=True)
+    srv = FastApplyServer(Applier(), host="127.0.0.1", port=0, preload=False, tls_cert=cert.read_bytes(),
+                          tls_key=key.read_bytes())
+    http = attach_http(srv, 0, counter=counter, tls_cert_file=str(cert), tls_key_file=str(key))
+    srv.start()
+    try:
+        assert http.url.startswith("https://")
+        r = httpx.post(http.url + "/v1/chat/completions", json=chat_body(), timeout=30,
+                       verify=ssl.create_default_context(cafile=str(cert)))
+        assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"] == MERGED
+        with pytest.raises(httpx.HTTPError):  # plaintext to the TLS port fails
+            httpx.post(http.url.replace("https://", "http://") + "/v1/chat/completions", json=chat_body(), timeout=5)
+    finally:
+        srv.stop(grace=0).wait(10)
+
+
 # -- cancellation, the model queue, the model ----------------------------------------------------------------------
 
 def test_disconnect_mid_stream_cancels_and_the_server_goes_on(counter):

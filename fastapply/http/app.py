@@ -97,7 +97,8 @@ class HTTPFrontEnd:
         got = request.headers.get("authorization", "")
         if not hmac.compare_digest(got.encode("utf-8", "replace"), self._expected):
             raise ApplyError("unauthenticated", "the bearer token is not valid for this server" if got else
-                             "missing `Authorization: Bearer <token>` header; this server requires a token (--token-file)")
+                             "missing `Authorization: Bearer <token>` header; this server requires a token "
+                             "(--token-file)")
 
     async def run(self, request: Request, method: str, parse: Callable[[dict], HTTPCall], shapes_of) -> Response:
         """Authorize, parse, apply; a unary JSON answer or an event stream; errors in OpenAI's shape."""

@@ -59,8 +59,8 @@ def chat_call(data: dict) -> HTTPCall:
     """`POST /v1/chat/completions` body -> HTTPCall (Morph's message format)."""
     instruction, original, update = parse_morph_message(_user_message(data.get("messages")))
     engine, model = engine_of(data.get("model"))
-    n = data.get("n", 1)
-    if n != 1 or isinstance(n, bool):
+    n = data.get("n")
+    if n is not None and (n != 1 or isinstance(n, bool)):
         raise _bad("`n` must be 1: a merge has one answer")
     options = data.get("stream_options") or {}
     if not isinstance(options, dict):
