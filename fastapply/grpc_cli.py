@@ -30,6 +30,8 @@ def register(sub) -> None:
     p.add_argument("--no-preload", action="store_true",
                    help="load the model on the first model request, not at start (health is SERVING at once)")
     p.add_argument("--metrics-port", type=int, default=None, help="serve Prometheus metrics on http://HOST:PORT/metrics")
+    p.add_argument("--http-port", type=int, default=None,
+                   help="also serve the HTTP API (OpenAI chat completions, Relace /v1/code/apply) on HOST:PORT")
     p.add_argument("--max-queue", type=int, default=32,
                    help="model requests allowed to wait for the model; more get RESOURCE_EXHAUSTED (default 32)")
     p.add_argument("--workers", type=int, default=64, help="threads = most concurrent calls (default 64)")
@@ -85,13 +87,25 @@ def cmd_serve(args) -> int:
         max_queue=args.max_queue, workers=args.workers, max_request_bytes=int(args.max_request_mb * 1024 * 1024),
         preload=not args.no_preload, metrics_port=args.metrics_port,
         model_name=args.model, device=args.device, dtype=args.dtype)
+    http = _attach_http(server, args, token) if args.http_port is not None else None
 
     def started(s):
-        extra = f", metrics on http://{s.host}:{s.metrics_port}/metrics" if s.metrics_port is not None else ""
+        extra = f", HTTP on {http.url}" if http is not None else ""
+        extra += f", metrics on http://{s.host}:{s.metrics_port}/metrics" if s.metrics_port is not None else ""
         print(f"fastapply: serving on {s.address} ({'TLS' if s.tls else 'plaintext'}"
               f"{', token required' if token else ''}){extra}", file=sys.stderr, flush=True)
 
     return serve_until_signal(server, grace=args.grace, on_started=started)
+
+
+def _attach_http(server, args, token):
+    from fastapply.httpapi.server import attach_http
+    from fastapply.httpapi.usage import TokenCounter
+
+    counter = TokenCounter(args.model)
+    counter.warm()  # the tokenizer that counts model-free answers' usage loads meanwhile
+    return attach_http(server, args.http_port, token=token, max_body_bytes=int(args.max_request_mb * 1024 * 1024),
+                       counter=counter, tls_cert_file=args.tls_cert, tls_key_file=args.tls_key)
 
 
 def _remote(args):

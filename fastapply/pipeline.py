@@ -29,7 +29,8 @@ from fastapply.validate import validate
 
 def draft_sources(req: ApplyRequest, language: str | None) -> tuple[list[tuple[str, str]], list[Finding]]:
     """The speculative engine's draft texts, best first: the structural merge when it is sure of
-    itself (it then already holds the edit), then the original file and the snippet for re-sync."""
+    itself (it then already holds the edit), the caller's prediction, then the original file and
+    the snippet for re-sync."""
     merge = structural_merge(req.original, req.update, language, req.path)
     sources: list[tuple[str, str]] = []
     notes: list[Finding] = []
@@ -37,8 +38,14 @@ def draft_sources(req: ApplyRequest, language: str | None) -> tuple[list[tuple[s
         sources.append(("structural", merge.text))
     else:
         notes.append(Finding("draft", "structural draft unavailable: " + "; ".join(merge.reasons), "info"))
+    sources += prediction_source(req)
     sources += [("original", req.original), ("update", req.update)]
     return sources, notes
+
+
+def prediction_source(req: ApplyRequest) -> list[tuple[str, str]]:
+    """The caller's predicted file as a draft source; the plain engine drafts from nothing else."""
+    return [("prediction", req.prediction)] if req.prediction else []
 
 
 def run(get_model: Callable[[], object], model_lock: threading.Lock, req: ApplyRequest,
@@ -61,6 +68,8 @@ def run(get_model: Callable[[], object], model_lock: threading.Lock, req: ApplyR
     sources = None
     if req.engine == "speculative":
         sources, notes = draft_sources(req, language)
+    elif req.prediction:
+        sources = prediction_source(req)
     model = get_model()
     stats = Stats()
     merged, findings = "", []

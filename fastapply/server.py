@@ -115,6 +115,24 @@ class ModelQueue:
                 self._cond.notify_all()
 
 
+def queued_events(applier: Applier, queue: ModelQueue, req: ApplyRequest,
+                  should_stop: Callable[[], bool]) -> Iterator[TextDelta | ApplyResult]:
+    """`applier.apply_stream(req)` as every network front-end (gRPC, HTTP) runs it: structural
+    requests at once, model requests in their turn on `queue` (a model that cannot be loaded is
+    `unavailable`). Raises Stopped when `should_stop()` turns true while waiting for the turn."""
+    if req.engine == "structural":  # model-free: never waits for the model
+        yield from applier.apply_stream(req, should_stop)
+        return
+    check_request(req)  # bad input is refused before it queues
+    with queue.turn(should_stop):
+        if not applier.model_loaded:
+            try:
+                applier.model  # noqa: B018 (loads it)
+            except ApplyError as e:
+                raise ApplyError("unavailable", f"the server's model could not be loaded: {e.message}") from None
+        yield from applier.apply_stream(req, should_stop)
+
+
 # -- the service --------------------------------------------------------------------------------
 
 @dataclass
@@ -153,19 +171,8 @@ class FastApplyServicer(pb_grpc.FastApplyServicer):
 
     # Both RPCs run the same event stream; unary collects it.
     def _events(self, request: pb.ApplyEditRequest, call: _Call) -> Iterator[TextDelta | ApplyResult]:
-        req = request_from_proto(request)
-        if req.engine == "structural":  # model-free: never waits for the model
-            yield from self.applier.apply_stream(req, call.should_stop)
-            return
-        check_request(req)  # bad input is refused before it queues
         try:
-            with self.queue.turn(call.should_stop):
-                if not self.applier.model_loaded:
-                    try:
-                        self.applier.model  # noqa: B018 (loads it)
-                    except ApplyError as e:
-                        raise ApplyError("unavailable", f"the server's model could not be loaded: {e.message}") from None
-                yield from self.applier.apply_stream(req, call.should_stop)
+            yield from queued_events(self.applier, self.queue, request_from_proto(request), call.should_stop)
         except Stopped:
             raise call.stop_error() from None
 
@@ -326,10 +333,17 @@ class FastApplyServer:
         self._metrics_http = MetricsHTTPServer(self.metrics, host, metrics_port) if metrics_port is not None else None
         self.metrics_port = self._metrics_http.port if self._metrics_http else None
         self._stopped = threading.Event()
+        # Other front-ends on this server's applier, queue and metrics (HTTP): started and stopped with it.
+        self.companions: list = []
 
     @property
     def address(self) -> str:
         return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+    @property
+    def serving(self) -> bool:
+        """What the health service says: the model is loaded (or loads on first use) and no stop began."""
+        return self.loaded.is_set() and not self._stopped.is_set()
 
     def _set_health(self, status) -> None:
         for name in ("", SERVICE_NAME):
@@ -363,6 +377,8 @@ class FastApplyServer:
         self.server.start()
         if self._metrics_http:
             self._metrics_http.start()
+        for c in self.companions:
+            c.start()
         return self
 
     def stop(self, grace: float | None = 30.0) -> threading.Event:
@@ -370,19 +386,25 @@ class FastApplyServer:
         (their decoding stops at the next forward pass). Returns an Event set when all is done."""
         self._stopped.set()
         self.health.enter_graceful_shutdown()
-        done = self.server.stop(grace)
+        others = [c.stop(grace) for c in self.companions]
+        grpc_done = self.server.stop(grace)
+        done = threading.Event()
 
         def finish():
-            done.wait()
+            for ev in [grpc_done, *others]:
+                ev.wait()
             if self._metrics_http:
                 self._metrics_http.stop()
+            done.set()
 
         threading.Thread(target=finish, name="fastapply-stop", daemon=True).start()
         return done
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the server has stopped (True) or `timeout` passed (False)."""
-        return not self.server.wait_for_termination(timeout)
+        """Block until the server and its companions have stopped (True) or `timeout` passed (False)."""
+        if self.server.wait_for_termination(timeout):
+            return False
+        return all(c.wait(timeout) for c in self.companions)
 
     def __enter__(self) -> FastApplyServer:
         return self.start()

@@ -58,6 +58,9 @@ class ApplyRequest:
     engine: str = "speculative"
     sampling: Sampling = field(default_factory=Sampling)
     max_output_tokens: int | None = None
+    # The caller's guess at the merged file (OpenAI's Predicted Outputs): one more draft source
+    # for the model engines. It never changes the output, only how fast it is verified.
+    prediction: str | None = None
 
 
 @dataclass

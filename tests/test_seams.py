@@ -20,11 +20,12 @@ def test_every_front_end_map_covers_every_error_code():
     from fastapply.cli_common import EXIT_CODES
     from fastapply.codemod.runner import ERROR_REASONS, REASONS
     from fastapply.grpc_convert import CODE_OF_STATUS, STATUS
+    from fastapply.httpapi.errors import HTTP_STATUS
     from lsp.server import ERROR_CODES
 
     codes = set(ErrorCode)
     maps = {"grpc STATUS": STATUS, "lsp ERROR_CODES": ERROR_CODES, "codemod ERROR_REASONS": ERROR_REASONS,
-            "cli EXIT_CODES": EXIT_CODES}
+            "cli EXIT_CODES": EXIT_CODES, "http HTTP_STATUS": HTTP_STATUS}
     for name, m in maps.items():
         assert set(m) == codes, f"{name} misses {codes - set(m)}"
     # the client reads every status the server sends back into a code
