@@ -14,11 +14,12 @@ counts the silent wrongs that differ from `expected` only in the final newline (
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections import defaultdict
 
 from evals.common import load_cases, write_json
-from fastapply.api import Applier, ApplyError, ApplyRequest
+from fastapply.api import ENGINES, Applier, ApplyError, ApplyRequest
 
 
 def _nonblank(text: str) -> list[str]:
@@ -60,10 +61,10 @@ def run_case(applier: Applier, case: dict, engine: str) -> dict:
     req = ApplyRequest(original=case["original"], update=case["update"], language=case.get("language"),
                        engine=engine)
     t0 = time.perf_counter()
-    merged, ok, reasons, code, findings = None, False, [], None, []
+    merged, ok, reasons, code, findings, produced_by = None, False, [], None, [], None
     try:
         result = applier.apply(req)
-        merged, ok = result.merged, result.ok
+        merged, ok, produced_by = result.merged, result.ok, result.engine
         findings = [f"{f.severity}:{f.kind}: {f.message}" for f in result.findings]
     except ApplyError as e:
         code, reasons = e.code, e.reasons or [e.message]
@@ -71,7 +72,8 @@ def run_case(applier: Applier, case: dict, engine: str) -> dict:
         code, reasons = "crash", [f"{type(e).__name__}: {e}"]
     row = {"id": case["id"], "language": case.get("language"), "variant": variant_of(case["id"]),
            "source": case.get("source", ""), "seconds": round(time.perf_counter() - t0, 4),
-           "code": code, "reasons": reasons, "findings": findings}
+           "code": code, "reasons": reasons, "findings": findings,
+           "produced_by": produced_by}  # the engine that produced the result (`auto`: structural or the model)
     row.update(score_case(case, merged, ok))
     return row
 
@@ -100,6 +102,10 @@ def summarize(rows: list[dict]) -> dict:
             by_var[r["variant"]].append(r)
     summary["by_language"] = {k: _bucket(v) for k, v in sorted(by_lang.items())}
     summary["by_variant"] = {k: _bucket(v) for k, v in sorted(by_var.items())}
+    by_engine = defaultdict(list)
+    for r in rows:
+        by_engine[r.get("produced_by") or "refused"].append(r)
+    summary["by_engine"] = {k: _bucket(v) for k, v in sorted(by_engine.items())}
     secs = sorted(r["seconds"] for r in rows)
     if secs:
         summary["seconds_median"] = secs[len(secs) // 2]
@@ -125,12 +131,14 @@ def print_table(summary: dict, title: str) -> None:
         add(f"lang:{k}", b)
     for k, b in summary["by_variant"].items():
         add(f"variant:{k}", b)
+    for k, b in summary["by_engine"].items():
+        add(f"engine:{k}", b)
     Console(width=130).print(table)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--engine", choices=("structural", "speculative", "plain"), default="structural")
+    ap.add_argument("--engine", choices=ENGINES, default="structural")
     ap.add_argument("--cases", required=True, help="JSONL file of cases")
     ap.add_argument("--limit", type=int, default=None, help="first N cases only")
     ap.add_argument("--max-lines", type=int, default=None, help="skip originals longer than this (model engines)")
@@ -141,7 +149,14 @@ def main(argv: list[str] | None = None) -> int:
 
     cases = load_cases(args.cases, limit=args.limit, max_lines=args.max_lines)
     applier = Applier(model_name=args.model)
-    rows = [run_case(applier, c, args.engine) for c in cases]
+    rows = []
+    for i, c in enumerate(cases):
+        rows.append(run_case(applier, c, args.engine))
+        if args.engine != "structural":  # model runs take minutes: say how far along they are
+            r = rows[-1]
+            verdict = "exact" if r["exact"] else "refused" if r["refused"] else "WRONG" if r["silent_wrong"] else "flagged"
+            print(f"[{i + 1}/{len(cases)}] {c['id']}: {verdict} ({r['produced_by'] or r['code']}, {r['seconds']:.1f}s)",
+                  file=sys.stderr, flush=True)
     summary = summarize(rows)
     summary.update({"engine": args.engine, "cases_file": args.cases, "model": args.model})
     print_table(summary, f"accuracy: {args.engine} on {args.cases}")

@@ -368,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m evals.load", description=__doc__.split("\n\n")[0])
     ap.add_argument("--clients", type=int, default=32)
     ap.add_argument("--seconds", type=float, default=20.0)
-    ap.add_argument("--engine", default="structural", choices=["structural", "speculative", "plain"])
+    ap.add_argument("--engine", default="structural", choices=("auto", "speculative", "plain", "structural"))
     ap.add_argument("--protocol", default="grpc", choices=["grpc", "http", "both"],
                     help="gRPC ApplyEdit, HTTP /v1/chat/completions, or both one after the other (default grpc)")
     ap.add_argument("--stream", action="store_true", help="streaming calls (ApplyEditStream; HTTP stream=true)")

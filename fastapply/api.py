@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from fastapply.pipeline import run
 from fastapply.types import (
+    DEFAULT_ENGINE,
     ENGINES,
     ApplyError,
     ApplyRequest,
@@ -34,7 +35,7 @@ if TYPE_CHECKING:  # the model stack (torch) is only imported when a model engin
     from fastapply.engine import ModelEngine
 
 __all__ = [
-    "ENGINES", "Applier", "ApplyError", "ApplyRequest", "ApplyResult", "ErrorCode", "Finding", "Sampling",
+    "DEFAULT_ENGINE", "ENGINES", "Applier", "ApplyError", "ApplyRequest", "ApplyResult", "ErrorCode", "Finding", "Sampling",
     "ShouldStop", "Stats", "StreamEvent", "TextDelta", "check_request", "decode_utf8", "final_result",
 ]
 

@@ -10,6 +10,7 @@ import importlib
 import sys
 
 from fastapply.api import Applier, ApplyError
+from fastapply.models import check_model_name
 from fastapply.cli_common import (  # noqa: F401  (re-exported: front-ends used to import them from here)
     EXIT_CODES,
     EXIT_FAIL,
@@ -29,6 +30,7 @@ FRONTENDS: tuple[str, ...] = ("fastapply.codemod.cli", "fastapply.grpc_cli")
 
 def cmd_apply(args) -> int:
     src, req = read_apply_inputs(args)
+    check_model_name(args.model)  # a bad --model is an error even when the merge needs no model
     applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype)
     return finish_apply(args, src, applier.apply_stream(req))
 

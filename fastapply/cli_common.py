@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterable
 
 from fastapply.api import (
+    DEFAULT_ENGINE,
     ENGINES,
     ApplyError,
     ApplyRequest,
@@ -48,7 +49,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
 
 def add_request_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--instruction", default=None, help="what the edit does (optional)")
-    p.add_argument("--engine", default="speculative", choices=ENGINES)
+    p.add_argument("--engine", default=DEFAULT_ENGINE, choices=ENGINES)
     p.add_argument("--language", default=None, help="override language detection")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--top-p", type=float, default=1.0)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import grpc
 
-from fastapply.api import ApplyError, ApplyRequest, ApplyResult, ErrorCode, Sampling, TextDelta
+from fastapply.api import DEFAULT_ENGINE, ApplyError, ApplyRequest, ApplyResult, ErrorCode, Sampling, TextDelta
 from fastapply.grpc_convert import CODE_KEY, CODE_OF_STATUS, REASON_KEY, request_to_proto, result_from_response
 from fastapply.grpc_gen import fastapply_pb2_grpc as pb_grpc
 
@@ -121,7 +121,7 @@ class FastApplyClient:
     # -- calls ------------------------------------------------------------------------------------
     @staticmethod
     def build_request(original: str | bytes, update: str | bytes, *, instruction: str | None = None,
-                      language: str | None = None, path: str | None = None, engine: str = "speculative",
+                      language: str | None = None, path: str | None = None, engine: str = DEFAULT_ENGINE,
                       temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
                       max_output_tokens: int | None = None) -> ApplyRequest:
         """str or bytes content; bytes go as they are (the server refuses non-UTF-8)."""

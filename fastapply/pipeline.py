@@ -1,7 +1,9 @@
 """One path for every request: check -> prepare (language, structural draft) -> decode -> validate.
 
-`engine` picks the route: `structural` (the merge itself, or a refusal), `speculative` (the model,
-drafted by the structural merge, the original and the snippet), `plain` (the model, no drafts).
+`engine` picks the route: `auto` (the structural merge when it is sure; when it refuses, the model,
+drafted by the merge's candidate placements, the original and the snippet, and its file must pass
+the checks), `structural` (the merge itself, or a refusal), `speculative` (the model always,
+drafted by the structural merge), `plain` (the model, no drafts).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from contextlib import nullcontext
 
 from fastapply.edit_checks import check_edit_applied
 from fastapply.languages import detect_language
-from fastapply.merge import structural_merge
+from fastapply.merge import MergeResult, structural_merge
+from fastapply.merge.candidates import candidate_texts
 from fastapply.types import (
     ApplyError,
     ApplyRequest,
@@ -27,17 +30,19 @@ from fastapply.types import (
 from fastapply.validate import validate
 
 
-def draft_sources(req: ApplyRequest, language: str | None) -> tuple[list[tuple[str, str]], list[Finding]]:
-    """The speculative engine's draft texts, best first: the structural merge when it is sure of
-    itself (it then already holds the edit), the caller's prediction, then the original file and
-    the snippet for re-sync."""
-    merge = structural_merge(req.original, req.update, language, req.path)
+def draft_sources(req: ApplyRequest, language: str | None,
+                  merge: MergeResult | None = None) -> tuple[list[tuple[str, str]], list[Finding]]:
+    """The model engines' draft texts, best first: the structural merge when it is sure of itself
+    (it then already holds the edit), else the placements it was choosing between; the caller's
+    prediction; then the original file and the snippet for re-sync."""
+    merge = merge or structural_merge(req.original, req.update, language, req.path)
     sources: list[tuple[str, str]] = []
     notes: list[Finding] = []
     if merge.ok:
         sources.append(("structural", merge.text))
     else:
         notes.append(Finding("draft", "structural draft unavailable: " + "; ".join(merge.reasons), "info"))
+        sources += [(f"candidate {i + 1}", text) for i, text in enumerate(candidate_texts(req.original, req.update))]
     sources += prediction_source(req)
     sources += [("original", req.original), ("update", req.update)]
     return sources, notes
@@ -51,25 +56,54 @@ def prediction_source(req: ApplyRequest) -> list[tuple[str, str]]:
 def run(get_model: Callable[[], object], model_lock: threading.Lock, req: ApplyRequest,
         should_stop: ShouldStop | None) -> Iterator[StreamEvent]:
     """Serve one request. `get_model()` gives the model engine (loading it on first use; never
-    called by the structural engine). An engine that is not `concurrent` serves one request at a
-    time: concurrent callers queue on `model_lock`."""
+    called when the structural merge answers). An engine that is not `concurrent` serves one
+    request at a time: concurrent callers queue on `model_lock`."""
     check_request(req)
     language = detect_language(req.language, req.path, req.original)
-    if req.engine == "structural":
+    if req.engine in ("structural", "auto"):
         merge = structural_merge(req.original, req.update, language, req.path)
-        if not merge.ok:
+        if merge.ok:
+            yield TextDelta(merge.text)
+            yield ApplyResult(merge.text, "structural", language, Stats(),
+                              [Finding("doubt", r, "info") for r in merge.reasons])
+            return
+        if req.engine == "structural":
             raise ApplyError("refused", "structural merge refused: " + "; ".join(merge.reasons), merge.reasons)
-        yield TextDelta(merge.text)
-        yield ApplyResult(merge.text, "structural", language, Stats(),
-                          [Finding("doubt", r, "info") for r in merge.reasons])
+        yield from _auto_model(get_model, model_lock, req, language, merge, should_stop)
         return
-
     notes: list[Finding] = []
     sources = None
     if req.engine == "speculative":
         sources, notes = draft_sources(req, language)
     elif req.prediction:
         sources = prediction_source(req)
+    yield from _model(get_model, model_lock, req, language, sources, notes, should_stop)
+
+
+def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, merge: MergeResult,
+                should_stop: ShouldStop | None) -> Iterator[StreamEvent]:
+    """The merge refused: the model, drafted by the merge's candidates. Its file passes every check
+    or the request is refused with the merge's reasons and the model's findings."""
+    sources, notes = draft_sources(req, language, merge)
+    result = None
+    for ev in _model(get_model, model_lock, req, language, sources, notes, should_stop):
+        if isinstance(ev, ApplyResult):
+            result = ev
+        else:
+            yield ev
+    assert result is not None
+    if not result.ok:
+        bad = [f.line() for f in result.findings if f.severity == "error"]
+        raise ApplyError("refused", "the structural merge refused and the model's file failed its checks: "
+                         + "; ".join(merge.reasons + bad), merge.reasons + bad)
+    result.findings.insert(0, Finding("auto", "the structural merge refused (" + "; ".join(merge.reasons)
+                                      + "); the model's file passed the checks", "info"))
+    yield result
+
+
+def _model(get_model, model_lock, req: ApplyRequest, language: str | None, sources, notes: list[Finding],
+           should_stop: ShouldStop | None) -> Iterator[StreamEvent]:
+    """Decode with the model engine, then check its file like any merge (plus the edit checks)."""
     model = get_model()
     stats = Stats()
     merged, findings = "", []
@@ -85,4 +119,5 @@ def run(get_model: Callable[[], object], model_lock: threading.Lock, req: ApplyR
         findings += check_edit_applied(req.original, req.update, merged)
     else:
         findings.append(Finding("empty", "the model returned an empty file"))
-    yield ApplyResult(merged, req.engine, language, stats, notes + findings)
+    engine = "speculative" if req.engine == "auto" else req.engine
+    yield ApplyResult(merged, engine, language, stats, notes + findings)

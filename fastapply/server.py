@@ -23,13 +23,13 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from fastapply.api import ENGINES, Applier, ApplyError, ApplyResult, ErrorCode, TextDelta, check_request
+from fastapply.api import DEFAULT_ENGINE, ENGINES, Applier, ApplyError, ApplyResult, ErrorCode, TextDelta, check_request
 from fastapply.grpc_convert import (  # noqa: F401  (request_to_proto: re-exported for callers of this module)
     CODE_KEY,
     REASON_KEY,
@@ -120,9 +120,15 @@ def queued_events(applier: Applier, queue: ModelQueue, req: ApplyRequest,
     """`applier.apply_stream(req)` as every network front-end (gRPC, HTTP) runs it: structural
     requests at once, model requests in their turn on `queue` (a model that cannot be loaded is
     `unavailable`). Raises Stopped when `should_stop()` turns true while waiting for the turn."""
-    if req.engine == "structural":  # model-free: never waits for the model
-        yield from applier.apply_stream(req, should_stop)
-        return
+    if req.engine in ("structural", "auto"):  # model-free when the merge is sure: never waits for the model
+        try:
+            yield from applier.apply_stream(replace(req, engine="structural"), should_stop)
+            return
+        except ApplyError as e:
+            if req.engine == "structural" or e.code != ErrorCode.REFUSED:
+                raise
+        # `auto` and the merge refused: the model's turn (the pipeline merges again, a few ms, so
+        # that the model gets the merge's candidates without the queue knowing about them).
     check_request(req)  # bad input is refused before it queues
     with queue.turn(should_stop):
         if not applier.model_loaded:
@@ -179,7 +185,7 @@ class FastApplyServicer(pb_grpc.FastApplyServicer):
     def _run(self, method: str, request: pb.ApplyEditRequest, context: grpc.ServicerContext):
         """Yield response messages; map every failure to a status with a message saying what to fix."""
         t0 = time.perf_counter()
-        engine = request.engine or "speculative"
+        engine = request.engine or DEFAULT_ENGINE
         engine = engine if engine in ENGINES else "unknown"  # a metrics label: keep its values few
         self.metrics.request(method, engine)
         self.metrics.add("fastapply_inflight_requests", 1)

@@ -13,7 +13,9 @@ from enum import StrEnum
 
 from fastapply.languages import unknown_language
 
-ENGINES = ("speculative", "plain", "structural")
+ENGINES = ("auto", "speculative", "plain", "structural")
+# Every front-end's default: the structural merge when it is sure, the model only where it refuses.
+DEFAULT_ENGINE = "auto"
 
 
 class ErrorCode(StrEnum):
@@ -55,7 +57,7 @@ class ApplyRequest:
     instruction: str | None = None
     language: str | None = None  # inferred from `path` (then content) when None
     path: str | None = None
-    engine: str = "speculative"
+    engine: str = DEFAULT_ENGINE
     sampling: Sampling = field(default_factory=Sampling)
     max_output_tokens: int | None = None
     # The caller's guess at the merged file (OpenAI's Predicted Outputs): one more draft source

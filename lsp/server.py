@@ -39,7 +39,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from fastapply.api import ENGINES, Applier, ApplyError, ApplyRequest, ApplyResult, ErrorCode, TextDelta
+from fastapply.api import DEFAULT_ENGINE, ENGINES, Applier, ApplyError, ApplyRequest, ApplyResult, ErrorCode, TextDelta
 from lsp.edits import changed_lines, minimal_edits, normalize_encoding, unified_diff
 
 log = logging.getLogger("fastapply.lsp")
@@ -106,7 +106,7 @@ class FastApplyServer(LanguageServer):
     `fastapply.remote.RemoteApplier` (a gRPC server); it only needs `apply_stream`, `model_loaded`
     and `close`."""
 
-    def __init__(self, applier: Applier, engine: str = "speculative", progress_interval: float = 0.2):
+    def __init__(self, applier: Applier, engine: str = DEFAULT_ENGINE, progress_interval: float = 0.2):
         super().__init__("fastapply-lsp", _version(), protocol_cls=FastApplyProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.applier = applier
@@ -379,7 +379,7 @@ def _not_a_command_failure(record: logging.LogRecord) -> bool:
     return not isinstance(exc, CommandFailed)
 
 
-def build_server(applier: Applier, engine: str = "speculative") -> FastApplyServer:
+def build_server(applier: Applier, engine: str = DEFAULT_ENGINE) -> FastApplyServer:
     server = FastApplyServer(applier, engine)
     json_rpc_log = logging.getLogger("pygls.protocol.json_rpc")
     if _not_a_command_failure not in json_rpc_log.filters:
@@ -405,7 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
     p.add_argument("--tcp", type=int, metavar="PORT", default=None, help="listen on a TCP port instead")
     p.add_argument("--host", default="127.0.0.1", help="address for --tcp (default 127.0.0.1)")
-    p.add_argument("--engine", default="speculative", choices=ENGINES,
+    p.add_argument("--engine", default=DEFAULT_ENGINE, choices=ENGINES,
                    help="engine when a command does not name one (default speculative)")
     p.add_argument("--model", default=None, help="model for the in-process engine (spec name, HF dir or .gguf)")
     p.add_argument("--device", default=None, help="cpu or cuda for the in-process engine")

@@ -103,8 +103,9 @@ def test_model_path_that_does_not_exist():
 
 @pytest.mark.model
 def test_model_apply_end_to_end(tmp_path):
-    """The default engine (speculative, real model) prints a file and the stats line."""
-    r = fastapply("apply", DEMO / "app.py", "--update", DEMO / "update.py", "--json", "--max-output-tokens", "60")
+    """The speculative engine (real model) prints a file and the stats line."""
+    r = fastapply("apply", DEMO / "app.py", "--update", DEMO / "update.py", "--engine", "speculative", "--json",
+                  "--max-output-tokens", "60")
     assert r.returncode == 1  # 60 tokens cannot hold the file: flagged truncated, never passed as good
     import json
 
@@ -115,7 +116,8 @@ def test_model_apply_end_to_end(tmp_path):
     # --in-place with an output that failed validation leaves the file alone.
     f = tmp_path / "app.py"
     f.write_bytes((DEMO / "app.py").read_bytes())
-    r = fastapply("apply", f, "--update", DEMO / "update.py", "--in-place", "--max-output-tokens", "60")
+    r = fastapply("apply", f, "--update", DEMO / "update.py", "--engine", "speculative", "--in-place",
+                  "--max-output-tokens", "60")
     assert r.returncode == 1 and b"nothing written" in r.stderr
     assert f.read_bytes() == (DEMO / "app.py").read_bytes()
 

@@ -478,7 +478,7 @@ def test_parse_manifest_skips_blank_lines_and_keeps_instructions(tmp_path):
 
 @pytest.mark.model
 def test_model_engine_on_a_tiny_file(tmp_path):
-    """One tiny file through the default model: whatever it returns, the write rules hold."""
+    """One tiny file through the default model (speculative engine): whatever it returns, the write rules hold."""
     root = tmp_path / "r"
     root.mkdir()
     original = b"def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -486,7 +486,8 @@ def test_model_engine_on_a_tiny_file(tmp_path):
     m = manifest(tmp_path, [{"path": "calc.py", "instruction": "make sub return b - a",
                              "update": "# ... existing code ...\ndef sub(a, b):\n    return b - a\n"}])
     report = tmp_path / "report.json"
-    r = codemod("--manifest", str(m), "--root", str(root), "--write", "--report", str(report), "--no-progress")
+    r = codemod("--manifest", str(m), "--root", str(root), "--engine", "speculative", "--write", "--report", str(report),
+                "--no-progress")
     f = load_report(report)["files"][0]
     assert f["engine"] == "speculative" and f["stats"]["output_tokens"] > 0
     data = (root / "calc.py").read_bytes()

@@ -55,7 +55,7 @@ def test_speculative_equals_plain_real_case(model_engine):
 
 
 def test_stream_concatenates_to_result(model_applier):
-    req = ApplyRequest(SMALL_ORIGINAL, SMALL_UPDATE, max_output_tokens=80)
+    req = ApplyRequest(SMALL_ORIGINAL, SMALL_UPDATE, engine="speculative", max_output_tokens=80)
     events = list(model_applier.apply_stream(req))
     result = events[-1]
     assert "".join(e.text for e in events[:-1] if isinstance(e, TextDelta)) == result.merged
@@ -68,5 +68,5 @@ def test_stream_concatenates_to_result(model_applier):
 def test_file_longer_than_context_is_refused(model_applier):
     big = "x = 1\n" * 40000
     with pytest.raises(ApplyError) as e:
-        model_applier.apply(ApplyRequest(big, "# ... existing code ...\ny = 2\n"))
+        model_applier.apply(ApplyRequest(big, "# ... existing code ...\ny = 2\n", engine="speculative"))
     assert e.value.code == "too_long" and "context" in e.value.message

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from fastapply.api import ENGINES, Applier, ApplyError
+from fastapply.api import DEFAULT_ENGINE, ENGINES, Applier, ApplyError
 from fastapply.cli_common import EXIT_FAIL, add_model_args
 from fastapply.codemod.manifest import load_update_dir, parse_manifest, plan, usage
 from fastapply.codemod.report import ProgressView, render_table, summary, write_report
@@ -49,7 +49,7 @@ def register(subparsers) -> None:
     p.add_argument("--write", action="store_true", help="write the files (atomically); default: dry run")
     p.add_argument("--allow-dirty", action="store_true",
                    help="in a git work tree, also write files that are untracked or have uncommitted changes")
-    p.add_argument("--engine", default="speculative", choices=ENGINES)
+    p.add_argument("--engine", default=DEFAULT_ENGINE, choices=ENGINES)
     p.add_argument("--instruction", default=None, help="instruction for entries that have none")
     p.add_argument("--max-output-tokens", type=int, default=None)
     p.add_argument("--server", metavar="HOST:PORT", default=None,

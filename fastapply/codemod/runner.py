@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from fastapply.api import ApplyError, ApplyRequest, ApplyResult, ErrorCode, Finding, ShouldStop, Stats
+from fastapply.api import DEFAULT_ENGINE, ApplyError, ApplyRequest, ApplyResult, ErrorCode, Finding, ShouldStop, Stats
 from fastapply.codemod.manifest import Target
 from fastapply.fsutil import atomic_write, read_source
 
@@ -95,7 +95,7 @@ REASONS: dict[str, str] = {**RUN_REASONS, **{code.value: text for code, text in 
 class Options:
     root: Path  # real, absolute
     write: bool = False
-    engine: str = "speculative"
+    engine: str = DEFAULT_ENGINE
     instruction: str | None = None  # for entries without their own
     max_output_tokens: int | None = None
     jobs: int = 1

@@ -17,11 +17,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from fastapply.api import ENGINES, ApplyError, ApplyRequest, Sampling, decode_utf8
+from fastapply.api import DEFAULT_ENGINE, ENGINES, ApplyError, ApplyRequest, Sampling, decode_utf8
 
-# `auto` (structural merge first, the model when it refuses) is the default engine once it exists;
-# until then, the engine an ApplyRequest gets when it names none.
-DEFAULT_ENGINE = "auto" if "auto" in ENGINES else ApplyRequest.__dataclass_fields__["engine"].default
 # Model names that clients of hosted fast-apply services already send: they get the default engine.
 CLIENT_ALIASES = ("morph-v3-fast", "morph-v3-large", "auto", "relace-apply-3")
 

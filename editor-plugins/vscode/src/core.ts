@@ -4,7 +4,7 @@
 
 export const APPLY_COMMAND = "fastapply.applyEdit";
 export const PREVIEW_COMMAND = "fastapply.previewEdit";
-export const ENGINES = ["speculative", "plain", "structural"] as const;
+export const ENGINES = ["auto", "speculative", "plain", "structural"] as const;
 
 export interface Settings {
   serverCommand: string[];

@@ -20,7 +20,7 @@ function settings(): core.Settings {
   const c = vscode.workspace.getConfiguration("fastapply");
   return {
     serverCommand: c.get<string[]>("serverCommand", ["fastapply-lsp"]),
-    engine: c.get<string>("engine", "speculative"),
+    engine: c.get<string>("engine", "auto"),
     model: c.get<string>("model", ""),
     remoteServer: c.get<string>("remoteServer", ""),
     remoteTokenEnv: c.get<string>("remoteTokenEnv", "FASTAPPLY_TOKEN"),

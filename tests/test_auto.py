@@ -1,0 +1,93 @@
+"""The `auto` engine: the structural merge when it is sure, the model (drafted by the merge's
+candidate placements) where it refuses, and a refusal with both sets of reasons when the model's
+file fails its checks. The model is a test double; the merge is real."""
+
+import subprocess
+import sys
+
+import pytest
+
+from fastapply.api import DEFAULT_ENGINE, Applier, ApplyError, ApplyRequest, TextDelta
+from fastapply.merge import structural_merge
+from fastapply.merge.candidates import candidate_texts
+
+ORIGINAL = "def f():\n    x = 1\n    return x\n\n\ndef g():\n    x = 1\n    return x\n"
+# `return x` anchors twice: the merge refuses the tie; the model must decide.
+TIED = "# ... existing code ...\n    x = 2\n    return x\n# ... existing code ...\n"
+EXPECTED_TIED = "def f():\n    x = 2\n    return x\n\n\ndef g():\n    x = 1\n    return x\n"
+SURE = "def g():\n    x = 3\n    return x\n"  # a bare function: the merge places it by name
+EXPECTED_SURE = "def f():\n    x = 1\n    return x\n\n\ndef g():\n    x = 3\n    return x\n"
+
+
+class FakeModel:
+    """Writes `text` as a model engine would, and records the draft sources it was given."""
+
+    concurrent = False
+
+    def __init__(self, text: str):
+        self.text = text
+        self.calls: list[list[tuple[str, str]] | None] = []
+
+    def generate(self, req, draft_texts, should_stop, stats):
+        self.calls.append(draft_texts)
+        stats.output_tokens = len(self.text.split())
+        yield TextDelta(self.text)
+        yield self.text, []
+
+
+class NoModel(Applier):
+    """An Applier whose model must not be needed."""
+
+    @property
+    def model(self):
+        raise AssertionError("the model was loaded although the structural merge was sure")
+
+
+def test_auto_is_the_default_engine():
+    assert DEFAULT_ENGINE == "auto" and ApplyRequest("a", "b").engine == "auto"
+
+
+def test_auto_returns_the_structural_result_without_the_model():
+    result = NoModel().apply(ApplyRequest(ORIGINAL, SURE, language="python"))
+    assert result.merged == EXPECTED_SURE and result.engine == "structural" and result.ok
+
+
+def test_auto_asks_the_model_when_the_merge_refuses_with_its_candidates_as_drafts():
+    assert not structural_merge(ORIGINAL, TIED, "python").ok
+    model = FakeModel(EXPECTED_TIED)
+    result = Applier(model_engine=model).apply(ApplyRequest(ORIGINAL, TIED, language="python"))
+    assert result.merged == EXPECTED_TIED and result.engine == "speculative" and result.ok
+    assert any(f.kind == "auto" and "ambiguous" in f.message for f in result.findings)
+    (sources,) = model.calls
+    names = [name for name, _ in sources]
+    assert names[:2] == ["candidate 1", "candidate 2"] and names[-2:] == ["original", "update"]
+    assert dict(sources)["candidate 1"] == EXPECTED_TIED  # the cheapest placement comes first
+
+
+def test_auto_refuses_with_both_sets_of_reasons_when_the_model_fails_its_checks():
+    model = FakeModel(ORIGINAL)  # the edit ignored: the edit checks catch it
+    with pytest.raises(ApplyError) as e:
+        Applier(model_engine=model).apply(ApplyRequest(ORIGINAL, TIED, language="python"))
+    assert e.value.code == "refused"
+    assert any("ambiguous" in r for r in e.value.reasons)
+    assert any(r.startswith("edit_missing") for r in e.value.reasons)
+
+
+def test_candidates_are_the_places_the_merge_was_choosing_between():
+    texts = candidate_texts(ORIGINAL, TIED)
+    assert texts == [EXPECTED_TIED, "def f():\n    x = 1\n    return x\n\n\ndef g():\n    x = 2\n    return x\n"]
+    assert candidate_texts(ORIGINAL, "# ... existing code ...\nnothing_like_it()\n# ... existing code ...\n") == []
+
+
+def test_cli_writes_nothing_when_the_merge_and_the_model_both_fail(tmp_path):
+    # The real CLI with a model that cannot load: the merge refuses, the model is unavailable, and
+    # the file stays byte-identical.
+    src = tmp_path / "app.py"
+    src.write_text(ORIGINAL)
+    upd = tmp_path / "u.py"
+    upd.write_text(TIED)
+    r = subprocess.run([sys.executable, "-m", "fastapply.cli", "apply", str(src), "--update", str(upd),
+                        "--in-place", "--model", str(tmp_path / "missing-model")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "fastapply: error:" in r.stderr
+    assert src.read_text() == ORIGINAL
