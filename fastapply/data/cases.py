@@ -45,6 +45,8 @@ def make_case(edit: FileEdit, limits: Limits) -> dict | None:
     if edit.original.endswith("\n") != edit.expected.endswith("\n"):
         return None  # a change of the final newline alone: no snippet shows it
     d = diff(edit.original, edit.expected)
+    if not d.orig or not d.exp or not d.orig[-1].strip() or not d.exp[-1].strip():
+        return None  # blank last lines: a snippet's trailing blank lines are read as noise
     if not usable(d, limits):
         return None
     rng = seeded(edit.sha, edit.path)

@@ -55,10 +55,16 @@ def _inside(d: Diff, regions: list[Region]) -> dict[int, list[tuple[int, int, in
 
 
 def _context_found(d: Diff, r: Region, hunks, stripped: list[str]) -> bool:
-    first, last = (hunks[0][2], hunks[-1][3]) if hunks else (r.end, r.end)
-    head, tail = d.exp[r.start:first], d.exp[last:r.end]
-    head_ok = r.start == 0 or _unique_at(stripped, head, r.ostart)
-    tail_ok = r.end == len(d.exp) or (bool(hunks) and _unique_at(stripped, tail, r.oend - len(tail)))
+    """The region's unchanged head and tail each occur once in the original. A region may start (end)
+    with a change only when it inserts at the very start (end) of the file: otherwise a reader cannot
+    tell how much of the original's first (last) lines it replaces."""
+    if not hunks:
+        return _unique_at(stripped, d.exp[r.start:r.end], r.ostart)
+    first, last = hunks[0], hunks[-1]
+    head, tail = d.exp[r.start:first[2]], d.exp[last[3]:r.end]
+    head_ok = _unique_at(stripped, head, r.ostart) if head else (r.ostart == 0 and first[0] == first[1] == 0)
+    n = len(d.orig)
+    tail_ok = _unique_at(stripped, tail, r.oend - len(tail)) if tail else (r.oend == n and last[0] == last[1] == n)
     return head_ok and tail_ok
 
 
