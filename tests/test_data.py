@@ -184,3 +184,17 @@ def test_a_marker_wording_found_in_the_original_is_refused():
     d = diff(original, expected)
     regions = context_regions(d, 2)
     assert why_undefined(d, regions, Style("# ...")) == "the marker wording occurs in the original"
+
+
+def test_an_edit_made_twice_gives_one_case(tmp_path):
+    repo = tmp_path / "twice"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    before, after = py_file({}), py_file({"f3": "    return x + 3\n"})
+    commit(repo, {"mod.py": before}, "one")
+    commit(repo, {"mod.py": after}, "edit")
+    commit(repo, {"mod.py": before}, "revert")
+    commit(repo, {"mod.py": after}, "edit again")
+    train, _ = generate(str(repo / ".git"), "HEAD", Limits(), "t", max_per_path=50)
+    pairs = [(r["original"], r["expected"]) for r in train]
+    assert pairs.count((before, after)) == 1 and len(pairs) == len(set(pairs))

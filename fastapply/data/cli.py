@@ -11,6 +11,7 @@ atomically once the walk is done; on any error nothing is written.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -62,15 +63,18 @@ def repo_name(path: str) -> str:
 
 def generate(git_dir: str, rev: str, limits: Limits, repo: str, max_cases: int | None = None,
              max_per_path: int = 4, dev_percent: float | None = None, progress=None) -> tuple[list, list]:
-    """(train rows, dev rows) in walk order; dev rows only when dev_percent is given."""
+    """(train rows, dev rows) in walk order; dev rows only when dev_percent is given. An edit seen
+    before (a cherry-pick, a revert of a revert) is skipped, so it cannot land on both sides."""
     head = resolve(git_dir, rev)
-    train, dev, per_path, seen = [], [], {}, 0
+    train, dev, per_path, seen, edits = [], [], {}, 0, set()
     for commit, edit in file_edits(git_dir, repo, head, limits):
         seen += 1
         if progress and seen % PROGRESS_EVERY == 0:
             progress(seen, len(train) + len(dev))
-        if per_path.get(edit.path, 0) >= max_per_path:
+        key = hashlib.sha256(f"{edit.original}\0{edit.expected}".encode()).digest()
+        if per_path.get(edit.path, 0) >= max_per_path or key in edits:
             continue
+        edits.add(key)
         row = make_case(edit, limits)
         if row is None:
             continue
