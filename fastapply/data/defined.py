@@ -62,7 +62,9 @@ def _context_found(d: Diff, r: Region, hunks, stripped: list[str]) -> bool:
         return _unique_at(stripped, d.exp[r.start:r.end], r.ostart)
     first, last = hunks[0], hunks[-1]
     head, tail = d.exp[r.start:first[2]], d.exp[last[3]:r.end]
-    head_ok = _unique_at(stripped, head, r.ostart) if head else (r.ostart == 0 and first[0] == first[1] == 0)
+    # an insertion at the top of a file that starts with blank lines could go before or after them
+    head_ok = _unique_at(stripped, head, r.ostart) if head else (r.ostart == 0 and first[0] == first[1] == 0
+                                                                   and bool(stripped) and bool(stripped[0]))
     n = len(d.orig)
     tail_ok = _unique_at(stripped, tail, r.oend - len(tail)) if tail else (r.oend == n and last[0] == last[1] == n)
     return head_ok and tail_ok
