@@ -23,6 +23,7 @@ from typing import TypeVar
 
 from fastapply.merge.anchor import Candidate, Region
 from fastapply.merge.defs import Definition, brace_off_indent, cut_inside_prefix, parse_definitions
+from fastapply.merge.seams import broken_seam, seam_pairs
 from fastapply.merge.text import dedent, indent_of, is_blank, reindent
 from fastapply.merge.unanchored import CLOSERS
 
@@ -231,6 +232,7 @@ class LinePlan:
     defs: list[Definition]  # the original's definitions, flattened
     partial_ok: bool
     loose: bool  # the snippet writes its markers loosely (see lineplace._loose_markers)
+    lang: str | None = None
     head: bool = field(init=False)  # code above the first region, which has no marker before it
     tail: bool = field(init=False)  # code below the last region, which has no marker after it
 
@@ -276,10 +278,23 @@ def unmarked_tail(plan: LinePlan) -> str | None:
     return None
 
 
+def broken_indentation_seam(plan: LinePlan) -> str | None:
+    """Where a region meets the kept original lines, the indentation must still make sense: a new
+    block opener followed by code outside it, or code deeper than a line that ends a statement, is
+    code the snippet re-indented (wrapped in, or taken out of, a block) but did not show whole."""
+    for a, b in seam_pairs(plan.orig, plan.spans):
+        why = broken_seam(a, b, plan.lang)
+        if why:
+            return (f"{why}: the snippet re-indents code it does not show (a block added or removed "
+                    "around elided lines?)")
+    return None
+
+
 FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
     defined_twice,
     unmarked_head,
     unmarked_tail,
+    broken_indentation_seam,
 )
 
 

@@ -59,7 +59,7 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
     defs = original_definitions(orig, lang)  # parsed once, for the whole-definition rule and the checks
     loose = not partial_ok and _loose_markers(spans, regions, orig)
     spans = _whole_definitions(spans, regions, orig, defs, lang, not partial_ok and not loose)
-    plan = LinePlan(spans, regions, orig, defs, partial_ok, loose)
+    plan = LinePlan(spans, regions, orig, defs, partial_ok, loose, lang)
     refusal = first_refusal(FILE_CHECKS, plan)
     if refusal:
         return Placement(None, [refusal])
