@@ -22,6 +22,7 @@ from fastapply.merge.result import (
 from fastapply.merge.splice import apply_edits
 from fastapply.merge.text import indent_of, is_blank
 from fastapply.merge.unanchored import place_unanchored
+from fastapply.merge.wrap import Wrap, apply_wraps, wrap_reading
 from fastapply.merge.whole_defs import extend_to_whole_definition, original_definitions
 
 Span = tuple[int, int, list[str]]  # (original start, end exclusive, replacement lines)
@@ -30,7 +31,21 @@ Span = tuple[int, int, list[str]]  # (original start, end exclusive, replacement
 def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False,
                 lang: str | None = None) -> Placement:
     """Place regions and splice them into orig. partial_ok: a marker-free snippet, whose unmentioned
-    head and tail stay; with markers, a missing leading/trailing marker leaves the head/tail's fate open."""
+    head and tail stay; with markers, a missing leading/trailing marker leaves the head/tail's fate open.
+    A marker indented deeper than the code it stands for, inside a new block, is first read as is;
+    if that is refused, as "this code, re-indented into the block" (wrap.py)."""
+    placed = _place_check_splice(regions, orig, partial_ok, lang)
+    reading = None if placed.ok or partial_ok else wrap_reading(regions, lang)
+    if reading is None:
+        return placed
+    wrapped = _place_check_splice(reading[0], orig, partial_ok, lang, (regions, reading[1]))
+    return wrapped if wrapped.ok else placed
+
+
+def _place_check_splice(regions: list[Region], orig: list[str], partial_ok: bool, lang: str | None,
+                        wrap: tuple[list[Region], list[Wrap]] | None = None) -> Placement:
+    """One reading of the snippet: place each region, check, splice. wrap: the snippet's own regions
+    and the wraps, when `regions` are their lowered form (see wrap.py)."""
     if not regions:
         return Placement(None, ["the snippet has no content besides markers"])
     choice, margin, error = _place_regions(regions, orig, partial_ok)
@@ -59,6 +74,11 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
     defs = original_definitions(orig, lang)  # parsed once, for the whole-definition rule and the checks
     loose = not partial_ok and _loose_markers(spans, regions, orig)
     spans = _whole_definitions(spans, regions, orig, defs, lang, not partial_ok and not loose)
+    if wrap is not None:
+        rewrapped = apply_wraps(spans, wrap[0], regions, wrap[1], orig)
+        if isinstance(rewrapped, str):
+            return Placement(None, [rewrapped])
+        spans = rewrapped
     plan = LinePlan(spans, regions, orig, defs, partial_ok, loose, lang)
     refusal = first_refusal(FILE_CHECKS, plan)
     if refusal:
@@ -68,6 +88,9 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
         return Placement(None, ["regions of the snippet overlap in the original"])
     kept_edges = (plan.head or plan.tail) and loose
     confidence, doubts = _confidence(margin, fuzzy, kept_edges)
+    if wrap is not None:
+        doubts.append("read a marker indented deeper than the code it stands for as that code, re-indented "
+                      "into the new block")
     return Placement(out, doubts, confidence,
                      reaches_end=bool(spans) and spans[-1][1] == len(orig) and not regions[-1].marker_after)
 

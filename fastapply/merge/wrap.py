@@ -1,0 +1,112 @@
+"""The wrap reading of a marker indented deeper than the code it stands for.
+
+    def f(url):                    An agent wraps code in a new block and elides part of it:
+        a = 1                      the marker sits one level deeper than the code it stands for
+        if enabled:                (`b = 2`), i.e. it means "this code, re-indented into the
+            # ... existing code ...    new block". The shown lines after it (`c = 3`) are
+            c = 3                  re-indented too.
+        return a
+
+The reading: for placement, the shown re-indented lines are put back at the new block opener's
+level (where the wrapped code was), the regions are placed as usual, and then the shown lines get
+their snippet indentation back and the elided lines between the two regions are re-indented by the
+same step. It applies only when the original's elided code starts at the opener's level and stays
+at or below it; otherwise the caller refuses (see checks.broken_indentation_seam).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from fastapply.merge.anchor import Region
+from fastapply.merge.seams import opens_block
+from fastapply.merge.text import indent_of, is_blank
+
+
+@dataclass(frozen=True)
+class Wrap:
+    """One marker read as wrapped code: after region `i`, the step `extra` added to the elided code."""
+
+    i: int
+    level: str  # indentation of the new block's opener (and of the wrapped code in the original)
+    extra: str  # the marker's indentation beyond `level`
+
+
+def wrap_reading(regions: list[Region], lang: str | None) -> tuple[list[Region], list[Wrap]] | None:
+    """Regions to place under the wrap reading (their re-indented lines put back) and the wraps, or
+    None when no marker reads as wrapped code."""
+    wraps: list[Wrap] = []
+    lowered = list(regions)
+    for i in range(len(regions) - 1):
+        r, nxt = regions[i], regions[i + 1]
+        if not r.marker_after or r.after_indent is None or nxt.before_indent != r.after_indent:
+            continue
+        w = _wrap_after(i, r, lang)
+        if w is None:
+            continue
+        wraps.append(w)
+        lowered[i] = replace(lowered[i], lines=_lower_tail(lowered[i].lines, w), candidates=[])
+        lowered[i + 1] = replace(lowered[i + 1], lines=_lower_head(lowered[i + 1].lines, w), candidates=[])
+    return (lowered, wraps) if wraps else None
+
+
+def _wrap_after(i: int, r: Region, lang: str | None) -> Wrap | None:
+    """Region i ends in a block opener (then perhaps lines inside it) and its marker sits inside
+    that block, deeper than the opener."""
+    marker = r.after_indent or ""
+    for line in reversed(r.lines):
+        if is_blank(line):
+            continue
+        ind = indent_of(line)
+        if ind.startswith(marker) and len(ind) >= len(marker):
+            continue  # a shown line inside the new block
+        if opens_block(line, lang) and marker.startswith(ind) and len(marker) > len(ind):
+            return Wrap(i, ind, marker[len(ind):])
+        return None
+    return None
+
+
+def _lower(line: str, w: Wrap) -> str:
+    return line[len(w.extra):] if line.startswith(w.level + w.extra) else line
+
+
+def _lower_tail(lines: list[str], w: Wrap) -> list[str]:
+    """The region's last lines inside the new block, put back at the opener's level."""
+    out = list(lines)
+    k = len(out) - 1
+    while k >= 0 and (is_blank(out[k]) or out[k].startswith(w.level + w.extra)):
+        out[k] = _lower(out[k], w)
+        k -= 1
+    return out
+
+
+def _lower_head(lines: list[str], w: Wrap) -> list[str]:
+    """The next region's first lines inside the new block, put back at the opener's level."""
+    out = list(lines)
+    k = 0
+    while k < len(out) and (is_blank(out[k]) or out[k].startswith(w.level + w.extra)):
+        out[k] = _lower(out[k], w)
+        k += 1
+    return out
+
+
+def apply_wraps(spans: list[tuple[int, int, list[str]]], regions: list[Region], lowered: list[Region],
+                wraps: list[Wrap], orig: list[str]) -> list[tuple[int, int, list[str]]] | str:
+    """The spans placed under the wrap reading, with the snippet's own lines back in place and the
+    elided code of each wrap re-indented; or why the reading does not fit."""
+    out = list(spans)
+    for i, (start, end, repl) in enumerate(spans):
+        if lowered[i].lines is regions[i].lines:
+            continue
+        if repl != lowered[i].lines:  # placed with a shift or extended: not the plain reading
+            return f"region {i + 1}: the wrapped lines could not be placed at their old indentation"
+        out[i] = (start, end, list(regions[i].lines))
+    extra_spans = []
+    for w in wraps:
+        lo, hi = spans[w.i][1], spans[w.i + 1][0]
+        code = [x for x in orig[lo:hi] if not is_blank(x)]
+        if not code or indent_of(code[0]) != w.level or not all(x.startswith(w.level) for x in code):
+            return (f"the marker after region {w.i + 1} is indented deeper than the code it stands for, "
+                    "which does not sit at the new block's level: cannot re-indent it")
+        extra_spans.append((lo, hi, [w.extra + x if not is_blank(x) else x for x in orig[lo:hi]]))
+    return sorted(out + extra_spans, key=lambda s: (s[0], s[1]))
