@@ -17,6 +17,7 @@ accepted merge must pass besides (parse, empty body, marker leak, large deletion
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -24,8 +25,10 @@ from typing import TypeVar
 from fastapply.merge.anchor import Candidate, Region
 from fastapply.merge.defs import Definition, brace_off_indent, cut_inside_prefix, parse_definitions
 from fastapply.merge.seams import broken_seam, seam_pairs
-from fastapply.merge.text import dedent, indent_of, is_blank, reindent
+from fastapply.merge.splice import apply_edits
+from fastapply.merge.text import dedent, indent_of, is_blank, is_trivial, reindent
 from fastapply.merge.unanchored import CLOSERS
+from fastapply.merge.whole_defs import original_definitions
 
 AMBIGUITY = 4  # an alternative placement this close in cost, explaining as many lines, is a tie
 # lines: a repeat this close to a region's edge makes "these few lines were deleted too" a plausible reading
@@ -202,6 +205,27 @@ def marker_free_drops_lines(fit: RegionFit) -> str | None:
     return None
 
 
+def reindented_copy_kept(fit: RegionFit) -> str | None:
+    """Lines the region adds equal, but for their indentation, original lines next to them that the
+    placement keeps: the snippet moved that code into or out of a block (unwrapped an `if`), and the
+    merge would keep the old copy (and the block around it) beside the new one. At least half of the
+    added lines must be such copies (a long new block may repeat a line or two by chance)."""
+    o = fit.orig
+    span_keys = {x.rstrip() for x in o[fit.start:fit.end]}
+    added = [x for x in fit.c.lines if not is_blank(x) and not is_trivial(x) and x.rstrip() not in span_keys]
+    if not added:
+        return None
+    near = _near_kept(o, fit.start, fit.end, max(fit.prev_end, 0), fit.next_start,
+                      {x.rstrip() for x in fit.c.lines}, KEPT_NEAR + len(added))
+    copies = [(x, j) for x in added for j in near if o[j].strip() == x.strip() and indent_of(o[j]) != indent_of(x)]
+    if copies and 2 * len({x for x, _ in copies}) >= len(added):
+        x, j = copies[0]
+        return (f"region {fit.i + 1} adds `{x.strip()[:50]}` at another indentation next to the original's "
+                f"(line {j + 1}), which stays: code moved out of or into a block? (the lines around it may "
+                "be deleted)")
+    return None
+
+
 REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     contested,
     context_split,
@@ -217,6 +241,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     new_definition_before_closer,
     reindented_and_shorter,
     marker_free_drops_lines,
+    reindented_copy_kept,
 )
 
 
@@ -290,11 +315,33 @@ def broken_indentation_seam(plan: LinePlan) -> str | None:
     return None
 
 
+def header_names_other_definition(plan: LinePlan) -> str | None:
+    """A definition's name vanishes while a name the original already defines gains a copy: a
+    region showing the header of an existing definition (`public int getAsInt() {`) was placed on
+    another one (its annotations matched there), renaming it. Such a header anchors to its own
+    definition or not at all."""
+    if plan.lang is None or not plan.defs:
+        return None
+    merged = apply_edits(plan.orig, plan.spans)
+    if merged is None:
+        return None
+    before = Counter((d.kind, d.name) for d in plan.defs)
+    after = Counter((d.kind, d.name) for d in original_definitions(merged, plan.lang))
+    lost = before - after
+    gained = [k for k in after - before if before[k] > 0]
+    if lost and gained:
+        (kind, name), (_, old) = gained[0], next(iter(lost))
+        return (f"the snippet's `{name}` would replace `{old}`, although `{name}` is defined elsewhere in the "
+                "original: which definition does it show?")
+    return None
+
+
 FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
     defined_twice,
     unmarked_head,
     unmarked_tail,
     broken_indentation_seam,
+    header_names_other_definition,
 )
 
 
@@ -568,6 +615,22 @@ NEW_MEMBER_CHECKS: tuple[Callable[[NewMember], str | None], ...] = (
 
 
 # -- helpers of the line checks ----------------------------------------------------------------------------
+
+KEPT_NEAR = 3  # non-blank original lines beyond a region's span that count as "next to it" (plus one per added line)
+
+
+def _near_kept(o: list[str], start: int, end: int, lo: int, hi: int, kept: set[str], reach: int) -> list[int]:
+    """Original lines the placement keeps in or next to the span [start, end): those in the span that
+    the region repeats, and up to `reach` non-blank lines on either side (within [lo, hi))."""
+    out = [j for j in range(start, end) if o[j].rstrip() in kept]
+    for step, j in ((-1, start - 1), (1, end)):
+        n = 0
+        while lo <= j < hi and n < reach:
+            if not is_blank(o[j]):
+                out.append(j)
+                n += 1
+            j += step
+    return out
 
 def _echo(left: list[str], orig: list[str], at: int, stop: int, step: int) -> bool:
     """The first non-blank leftover snippet line equals one of the next two original lines."""
