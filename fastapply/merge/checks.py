@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from fastapply.merge.anchor import Candidate, Region
+from fastapply.merge.diff import edit_distance
 from fastapply.merge.defs import Definition, brace_off_indent, cut_inside_prefix, parse_definitions
 from fastapply.merge.seams import broken_seam, seam_pairs
 from fastapply.merge.splice import apply_edits
@@ -33,6 +34,10 @@ from fastapply.merge.whole_defs import original_definitions
 AMBIGUITY = 4  # an alternative placement this close in cost, explaining as many lines, is a tie
 # lines: a repeat this close to a region's edge makes "these few lines were deleted too" a plausible reading
 NEAR = 2
+# A placement deleting more than max(DELETION_MIN, DELETION_RATIO x the region's lines) unshown lines
+# next to an anchor that repeats inside the span is refused.
+DELETION_MIN, DELETION_RATIO = 10, 3
+REORDER_MAX = 60  # regions up to this many lines are checked for being a nearby reorder
 
 Ctx = TypeVar("Ctx")
 
@@ -226,6 +231,55 @@ def reindented_copy_kept(fit: RegionFit) -> str | None:
     return None
 
 
+def _deleted(fit: RegionFit) -> int:
+    """Net deletion the placement implies: non-blank original lines in the span that the region does
+    not show, less the new lines it adds (an edited line is a replacement, not a deletion)."""
+    shown = {x.rstrip() for x in fit.c.lines}
+    span = {x.rstrip() for x in fit.orig[fit.start:fit.end]}
+    gone = sum(1 for x in fit.orig[fit.start:fit.end] if not is_blank(x) and x.rstrip() not in shown)
+    added = sum(1 for x in fit.c.lines if not is_blank(x) and x.rstrip() not in span)
+    return max(0, gone - added)
+
+
+def implied_deletion_too_large(fit: RegionFit) -> str | None:
+    """A short region whose placement deletes many more lines than it shows, with an anchor line that
+    repeats inside the span (so a nearer copy could end it): a two-line region spanning 32 lines is a
+    guess, not an edit the snippet shows."""
+    c, o = fit.c, fit.orig
+    shown = sum(1 for x in c.lines if not is_blank(x))
+    deleted = _deleted(fit)
+    if deleted <= max(DELETION_MIN, DELETION_RATIO * shown):
+        return None
+    keys = [x.rstrip() for x in o[c.start:c.end + 1]]
+    if keys.count(keys[0]) == 1 and keys.count(keys[-1]) == 1:
+        return None  # each anchor is the nearest copy: the deletion between them is what the snippet shows
+    return (f"region {fit.i + 1} shows {shown} lines but its placement would delete {deleted} original lines "
+            "it does not show, between anchors that repeat inside that span: refusing to guess")
+
+
+def reordered_run(fit: RegionFit) -> str | None:
+    """The region's lines are, in another order, a run of original lines (in the region's gap), but
+    the placement replaces something else: the snippet swapped lines there (a reorder shown with
+    little context), while its anchors (which must come in order) placed it so as to delete or
+    repeat lines instead."""
+    c, o = fit.c, fit.orig
+    lines = [x.rstrip() for x in c.lines if not is_blank(x)]
+    n = len(lines)
+    if n < 2 or n > REORDER_MAX:
+        return None
+    want = Counter(lines)
+    span = [x.rstrip() for x in o[fit.start:fit.end] if not is_blank(x)]
+    code = [o[j].rstrip() for j in range(max(fit.prev_end, 0), fit.next_start) if not is_blank(o[j])]
+    for k in range(len(code) - n + 1):
+        if code[k] not in want or code[k + n - 1] not in want:
+            continue
+        window = code[k:k + n]
+        if window != lines and window != span and Counter(window) == want:
+            return (f"region {fit.i + 1}'s lines occur in the original in another order (from `{window[0].strip()[:40]}`): "
+                    "a reorder the line anchors cannot place; refusing rather than deleting or repeating lines")
+    return None
+
+
 REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     contested,
     context_split,
@@ -242,6 +296,8 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     reindented_and_shorter,
     marker_free_drops_lines,
     reindented_copy_kept,
+    implied_deletion_too_large,
+    reordered_run,
 )
 
 
@@ -336,7 +392,16 @@ def header_names_other_definition(plan: LinePlan) -> str | None:
     return None
 
 
+def changes_nothing(plan: LinePlan) -> str | None:
+    """A snippet with markers is sent to change something: placed where it changes nothing, it may
+    belong elsewhere (two swapped lines shown without context read as the original's order)."""
+    if not plan.partial_ok and all(plan.orig[start:end] == repl for start, end, repl in plan.spans):
+        return "placed where it fits, the snippet changes nothing: is it meant for another place?"
+    return None
+
+
 FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
+    changes_nothing,
     defined_twice,
     unmarked_head,
     unmarked_tail,
