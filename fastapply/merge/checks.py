@@ -359,6 +359,24 @@ def unmarked_tail(plan: LinePlan) -> str | None:
     return None
 
 
+def marker_deeper_than_code(plan: LinePlan) -> str | None:
+    """A marker indented deeper than the first line of the code it stands for says "this code, one
+    level deeper": wrapped in the new block above it. The plain reading keeps that code where it
+    was, so it is refused here (the wrap reading, wrap.py, is tried next). A column-0 marker is loose
+    and says nothing about depth."""
+    for i, r in enumerate(plan.regions):
+        if not r.marker_after or not r.after_indent:
+            continue
+        lo = plan.spans[i][1]
+        hi = plan.spans[i + 1][0] if i + 1 < len(plan.spans) else len(plan.orig)
+        first = next((x for x in plan.orig[lo:hi] if not is_blank(x)), None)
+        if first is not None and len(r.after_indent) > len(indent_of(first)) and \
+                r.after_indent.startswith(indent_of(first)):
+            return (f"the marker after region {i + 1} is indented deeper than the code it stands for "
+                    f"(`{first.strip()[:50]}`): is that code re-indented (wrapped in a new block)?")
+    return None
+
+
 def broken_indentation_seam(plan: LinePlan) -> str | None:
     """Where a region meets the kept original lines, the indentation must still make sense: a new
     block opener followed by code outside it, or code deeper than a line that ends a statement, is
@@ -405,6 +423,7 @@ FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
     defined_twice,
     unmarked_head,
     unmarked_tail,
+    marker_deeper_than_code,
     broken_indentation_seam,
     header_names_other_definition,
 )

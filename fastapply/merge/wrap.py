@@ -93,7 +93,8 @@ def _lower_head(lines: list[str], w: Wrap) -> list[str]:
 def apply_wraps(spans: list[tuple[int, int, list[str]]], regions: list[Region], lowered: list[Region],
                 wraps: list[Wrap], orig: list[str]) -> list[tuple[int, int, list[str]]] | str:
     """The spans placed under the wrap reading, with the snippet's own lines back in place and the
-    elided code of each wrap re-indented; or why the reading does not fit."""
+    elided code of each wrap re-indented (appended to the span before it); or why the reading does
+    not fit."""
     out = list(spans)
     for i, (start, end, repl) in enumerate(spans):
         if lowered[i].lines is regions[i].lines:
@@ -101,12 +102,13 @@ def apply_wraps(spans: list[tuple[int, int, list[str]]], regions: list[Region], 
         if repl != lowered[i].lines:  # placed with a shift or extended: not the plain reading
             return f"region {i + 1}: the wrapped lines could not be placed at their old indentation"
         out[i] = (start, end, list(regions[i].lines))
-    extra_spans = []
     for w in wraps:
-        lo, hi = spans[w.i][1], spans[w.i + 1][0]
+        start, lo, repl = out[w.i]
+        hi = out[w.i + 1][0]
         code = [x for x in orig[lo:hi] if not is_blank(x)]
         if not code or indent_of(code[0]) != w.level or not all(x.startswith(w.level) for x in code):
             return (f"the marker after region {w.i + 1} is indented deeper than the code it stands for, "
                     "which does not sit at the new block's level: cannot re-indent it")
-        extra_spans.append((lo, hi, [w.extra + x if not is_blank(x) else x for x in orig[lo:hi]]))
-    return sorted(out + extra_spans, key=lambda s: (s[0], s[1]))
+        # the elided code joins region i's span, re-indented: spans stay one per region
+        out[w.i] = (start, hi, repl + [w.extra + x if not is_blank(x) else x for x in orig[lo:hi]])
+    return out
