@@ -30,6 +30,7 @@ from fastapply.merge.splice import apply_edits
 from fastapply.merge.text import dedent, indent_of, is_blank, is_trivial, reindent
 from fastapply.merge.unanchored import CLOSERS
 from fastapply.merge.whole_defs import original_definitions
+from fastapply.merge.wrap import shown_wrap
 
 AMBIGUITY = 4  # an alternative placement this close in cost, explaining as many lines, is a tie
 # lines: a repeat this close to a region's edge makes "these few lines were deleted too" a plausible reading
@@ -199,6 +200,16 @@ def reindented_and_shorter(fit: RegionFit) -> str | None:
     return None
 
 
+def shifted_around_new_block(fit: RegionFit) -> str | None:
+    """The region is placed at another indentation than written, and it opens a new block around
+    original lines written one level deeper: it wraps that code (the wrap reading, wrap.py), it
+    was not pasted at another indentation."""
+    if fit.c.lines != fit.region.lines and shown_wrap(fit.region.lines, fit.orig, fit.lang) is not None:
+        return (f"region {fit.i + 1} would be shifted to fit, but it wraps original code in a new block: "
+                "re-indented code, not a paste at another indentation")
+    return None
+
+
 def marker_free_drops_lines(fit: RegionFit) -> str | None:
     """A snippet without markers is a targeted edit: it does not silently drop what it skips over."""
     if fit.partial_ok:
@@ -294,6 +305,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     echoed_edge,
     new_definition_before_closer,
     reindented_and_shorter,
+    shifted_around_new_block,
     marker_free_drops_lines,
     reindented_copy_kept,
     implied_deletion_too_large,

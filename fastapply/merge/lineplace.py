@@ -35,7 +35,7 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
     A marker indented deeper than the code it stands for, inside a new block, is first read as is;
     if that is refused, as "this code, re-indented into the block" (wrap.py)."""
     placed = _place_check_splice(regions, orig, partial_ok, lang)
-    reading = None if placed.ok or partial_ok else wrap_reading(regions, lang)
+    reading = None if placed.ok or partial_ok else wrap_reading(regions, orig, lang)
     if reading is None:
         return placed
     wrapped = _place_check_splice(reading[0], orig, partial_ok, lang, (regions, reading[1]))

@@ -32,11 +32,44 @@ class Wrap:
     extra: str  # the marker's indentation beyond `level`
 
 
-def wrap_reading(regions: list[Region], lang: str | None) -> tuple[list[Region], list[Wrap]] | None:
+def shown_wrap(lines: list[str], orig: list[str], lang: str | None) -> tuple[int, int, str] | None:
+    """A block opener in a region whose next lines are original lines one level deeper than the
+    original has them (and never has them) (`if enabled:` / `    compressor = ...`): code wrapped in the block, shown.
+    Returns (opener index, end of the wrapped run, the step) or None."""
+    where: dict[str, set[str]] = {}
+    for x in orig:
+        if not is_blank(x):
+            where.setdefault(x.strip(), set()).add(indent_of(x))
+    for k, line in enumerate(lines):
+        if is_blank(line) or not opens_block(line, lang):
+            continue
+        level = indent_of(line)
+        nxt = next((j for j in range(k + 1, len(lines)) if not is_blank(lines[j])), None)
+        if nxt is None:
+            return None
+        ind = indent_of(lines[nxt])
+        at = where.get(lines[nxt].strip(), set())
+        if len(ind) > len(level) and ind.startswith(level) and level in at and ind not in at:
+            end = nxt
+            while end < len(lines) and (is_blank(lines[end]) or len(indent_of(lines[end])) >= len(ind)):
+                end += 1
+            return k, end, ind[len(level):]
+    return None
+
+
+def wrap_reading(regions: list[Region], orig: list[str],
+                 lang: str | None) -> tuple[list[Region], list[Wrap]] | None:
     """Regions to place under the wrap reading (their re-indented lines put back) and the wraps, or
-    None when no marker reads as wrapped code."""
+    None when no marker or region reads as wrapped code."""
     wraps: list[Wrap] = []
     lowered = list(regions)
+    for i, r in enumerate(regions):  # wraps shown whole inside a region
+        shown = shown_wrap(r.lines, orig, lang)
+        if shown is not None:
+            k, end, extra = shown
+            lines = list(r.lines)
+            lines[k + 1:end] = [x[len(extra):] if x.startswith(extra) else x for x in lines[k + 1:end]]
+            lowered[i] = replace(r, lines=lines, candidates=[])
     for i in range(len(regions) - 1):
         r, nxt = regions[i], regions[i + 1]
         if not r.marker_after or r.after_indent is None or nxt.before_indent != r.after_indent:
@@ -47,7 +80,8 @@ def wrap_reading(regions: list[Region], lang: str | None) -> tuple[list[Region],
         wraps.append(w)
         lowered[i] = replace(lowered[i], lines=_lower_tail(lowered[i].lines, w), candidates=[])
         lowered[i + 1] = replace(lowered[i + 1], lines=_lower_head(lowered[i + 1].lines, w), candidates=[])
-    return (lowered, wraps) if wraps else None
+    changed = wraps or any(a.lines is not b.lines for a, b in zip(lowered, regions))
+    return (lowered, wraps) if changed else None
 
 
 def _wrap_after(i: int, r: Region, lang: str | None) -> Wrap | None:
