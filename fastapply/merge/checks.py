@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from difflib import SequenceMatcher
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -252,6 +253,27 @@ def _deleted(fit: RegionFit) -> int:
     return max(0, gone - added)
 
 
+def deletion_after_common_anchor(fit: RegionFit) -> str | None:
+    """The region's first (last) anchor is a common line (`}`, blank lines) and the placement deletes
+    original code right after (before) it: that `}` may as well be new (closing a block the snippet
+    opened), and then nothing is deleted. A common line does not anchor a deletion."""
+    c, o = fit.c, fit.orig
+    if c.first == c.last:
+        return None
+    a = [x.rstrip() for x in c.lines[c.first:c.last + 1]]
+    b = [x.rstrip() for x in o[c.start:c.end + 1]]
+    ops = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    for edge in (ops[:2], ops[::-1][:2]):
+        if len(edge) < 2 or edge[0][0] != "equal" or edge[1][0] != "delete":
+            continue
+        tag, i1, i2, j1, j2 = edge[0]
+        _, _, _, k1, k2 = edge[1]
+        if all(is_blank(x) or is_trivial(x) for x in a[i1:i2]) and any(not is_blank(x) for x in b[k1:k2]):
+            return (f"region {fit.i + 1} would delete original code next to `{a[i1].strip() or a[i2 - 1].strip()}`, "
+                    "a common line that may as well be new: refusing to guess")
+    return None
+
+
 def implied_deletion_too_large(fit: RegionFit) -> str | None:
     """A short region whose placement deletes many more lines than it shows, with an anchor line that
     repeats inside the span (so a nearer copy could end it): a two-line region spanning 32 lines is a
@@ -309,6 +331,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     marker_free_drops_lines,
     reindented_copy_kept,
     implied_deletion_too_large,
+    deletion_after_common_anchor,
     reordered_run,
 )
 
