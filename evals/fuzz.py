@@ -18,6 +18,7 @@ import argparse
 import json
 import multiprocessing
 import signal
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -220,6 +221,16 @@ def print_table(summary: dict) -> None:
     Console(width=140).print(table)
 
 
+def _progress(rows, total: int) -> list[dict]:
+    """The rows, saying how far along the run is on stderr (a 2,000-per-pattern run takes minutes)."""
+    out, t0 = [], time.perf_counter()
+    for n, row in enumerate(rows, 1):
+        out.append(row)
+        if n % 1000 == 0 or n == total:
+            print(f"[{n}/{total}] {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--per-pattern", type=int, default=200, help="cases per pattern")
@@ -242,9 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     tasks = [(p, args.seed, i, args.case_timeout, args.data) for p in names for i in range(args.per_pattern)]
     if args.jobs > 1:
         with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
-            rows = list(pool.imap(run_one, tasks, chunksize=8))
+            rows = _progress(pool.imap(run_one, tasks, chunksize=8), len(tasks))
     else:
-        rows = [run_one(t) for t in tasks]
+        rows = _progress(map(run_one, tasks), len(tasks))
     summary = summarize(rows, args.per_pattern, args.seed)
     print_table(summary)
     wrong_dir = Path(args.wrong_dir) if args.wrong_dir else (

@@ -29,7 +29,9 @@ NEW_FN = {"python": ["def {w}_{n}(x):", "    return x + {m}"], "go": ["func {w}{
 
 
 def _edit(src: Source, new_lines: list[str], update: list[str], variant: str = "") -> Edit:
-    return Edit(src.language, src.text, text_of(new_lines), text_of(update), variant)
+    """The edited file keeps the original's final newline (or its absence)."""
+    edited = text_of(new_lines) if src.text.endswith("\n") else "\n".join(new_lines)
+    return Edit(src.language, src.text, edited, text_of(update), variant)
 
 
 def random_edit(pick: Pick, src: Source) -> Edit | None:
