@@ -31,7 +31,7 @@ from fastapply.merge.splice import apply_edits
 from fastapply.merge.text import dedent, indent_of, is_blank, is_trivial, reindent
 from fastapply.merge.unanchored import CLOSERS
 from fastapply.merge.whole_defs import original_definitions
-from fastapply.merge.wrap import shown_wrap
+from fastapply.merge.wrap import marker_wrap, shown_wrap
 
 AMBIGUITY = 4  # an alternative placement this close in cost, explaining as many lines, is a tie
 # lines: a repeat this close to a region's edge makes "these few lines were deleted too" a plausible reading
@@ -75,6 +75,7 @@ class RegionFit:
     partial_ok: bool  # a marker-free snippet (what it does not show stays)
     lang: str | None
     fuzzy: int = 0  # edge lines paired with original lines by similarity rather than equality
+    opened: int = 0  # brackets the snippet's new lines opened before this region's first anchor
 
 
 def contested(fit: RegionFit) -> str | None:
@@ -254,17 +255,17 @@ def _deleted(fit: RegionFit) -> int:
 
 
 def deletion_after_common_anchor(fit: RegionFit) -> str | None:
-    """The region's first (last) anchor is a common line (`}`, blank lines) and the placement deletes
-    original code right after (before) it: that `}` may as well be new (closing a block the snippet
-    opened), and then nothing is deleted. A common line does not anchor a deletion."""
+    """The region's first (last) anchor is a common line (`}`, blank lines), the placement deletes
+    original code right after (before) it, and the snippet's new lines left a bracket open: that `}`
+    may as well be new (closing the block the snippet opened), and then nothing is deleted."""
     c, o = fit.c, fit.orig
-    if c.first == c.last:
+    if c.first == c.last or fit.opened <= 0:
         return None
     a = [x.rstrip() for x in c.lines[c.first:c.last + 1]]
     b = [x.rstrip() for x in o[c.start:c.end + 1]]
     ops = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
     for edge in (ops[:2], ops[::-1][:2]):
-        if len(edge) < 2 or edge[0][0] != "equal" or edge[1][0] != "delete":
+        if len(edge) < 2 or edge[0][0] != "equal" or edge[1][0] != "insert":  # (original lines the region lacks)
             continue
         tag, i1, i2, j1, j2 = edge[0]
         _, _, _, k1, k2 = edge[1]
@@ -395,12 +396,13 @@ def unmarked_tail(plan: LinePlan) -> str | None:
 
 
 def marker_deeper_than_code(plan: LinePlan) -> str | None:
-    """A marker indented deeper than the first line of the code it stands for says "this code, one
-    level deeper": wrapped in the new block above it. The plain reading keeps that code where it
+    """A marker inside a new block (wrap.marker_wrap), indented deeper than the first line of the
+    code it stands for, says "this code, one level deeper": wrapped in the block. The plain reading keeps that code where it
     was, so it is refused here (the wrap reading, wrap.py, is tried next). A column-0 marker is loose
     and says nothing about depth."""
+    orig_keys = {x.rstrip() for x in plan.orig}
     for i, r in enumerate(plan.regions):
-        if not r.marker_after or not r.after_indent:
+        if not r.marker_after or not r.after_indent or marker_wrap(r.lines, r.after_indent, orig_keys, plan.lang) is None:
             continue
         lo = plan.spans[i][1]
         hi = plan.spans[i + 1][0] if i + 1 < len(plan.spans) else len(plan.orig)

@@ -21,7 +21,7 @@ from fastapply.merge.result import (
 )
 from fastapply.merge.splice import apply_edits
 from fastapply.merge.text import indent_of, is_blank
-from fastapply.merge.unanchored import place_unanchored
+from fastapply.merge.unanchored import bracket_delta, place_unanchored
 from fastapply.merge.wrap import Wrap, apply_wraps, wrap_reading
 from fastapply.merge.whole_defs import extend_to_whole_definition, original_definitions
 
@@ -119,8 +119,17 @@ def _fit(i: int, regions: list[Region], c: Candidate, orig: list[str], prev_end:
                     new_lead=lead[:len(lead) - (c.start - start)] if c.start > start else lead,
                     new_trail=trail[end - (c.end + 1):],
                     next_region=regions[i + 1] if i + 1 < len(regions) else None,
-                    partial_ok=partial_ok, lang=lang, fuzzy=f_lead + f_trail)
+                    partial_ok=partial_ok, lang=lang, fuzzy=f_lead + f_trail,
+                    opened=_opened_by_new_lines(regions[:i], c.lines[:c.first], orig))
     return fit
+
+
+def _opened_by_new_lines(earlier: list[Region], lead: list[str], orig: list[str]) -> int:
+    """Brackets opened and not closed by the snippet's new lines (not in the original) before a
+    region's first anchor: a `}` there may close them (a block the snippet added)."""
+    known = {x.strip() for x in orig}
+    lines = [x for r in earlier for x in r.lines] + lead
+    return sum(bracket_delta(x) for x in lines if x.strip() not in known)
 
 
 def _confidence(margin: int, fuzzy: int, kept_edges: bool) -> tuple[float, list[str]]:

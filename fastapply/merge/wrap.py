@@ -65,16 +65,20 @@ def wrap_reading(regions: list[Region], orig: list[str],
     lowered = list(regions)
     for i, r in enumerate(regions):  # wraps shown whole inside a region
         shown = shown_wrap(r.lines, orig, lang)
+        if shown is not None and shown[1] >= len(r.lines) and r.marker_after and \
+                len(r.after_indent or "") > len(indent_of(r.lines[shown[0]])):
+            shown = None  # the block goes on into the elided code: a marker wrap (below), or none
         if shown is not None:
             k, end, extra = shown
             lines = list(r.lines)
             lines[k + 1:end] = [x[len(extra):] if x.startswith(extra) else x for x in lines[k + 1:end]]
             lowered[i] = replace(r, lines=lines, candidates=[])
+    orig_keys = {x.rstrip() for x in orig}
     for i in range(len(regions) - 1):
         r, nxt = regions[i], regions[i + 1]
         if not r.marker_after or r.after_indent is None or nxt.before_indent != r.after_indent:
             continue
-        w = _wrap_after(i, r, lang)
+        w = _wrap_after(i, r, orig_keys, lang)
         if w is None:
             continue
         wraps.append(w)
@@ -84,20 +88,30 @@ def wrap_reading(regions: list[Region], orig: list[str],
     return (lowered, wraps) if changed else None
 
 
-def _wrap_after(i: int, r: Region, lang: str | None) -> Wrap | None:
-    """Region i ends in a block opener (then perhaps lines inside it) and its marker sits inside
-    that block, deeper than the opener."""
-    marker = r.after_indent or ""
-    for line in reversed(r.lines):
+def marker_wrap(lines: list[str], marker: str, orig_keys: set[str], lang: str | None) -> tuple[str, str] | None:
+    """(opener level, step) when a region (lines) ends in a block opener, then perhaps lines inside
+    it, and the marker after it (indented `marker`) sits inside that block, deeper than the opener.
+    The lines shown inside must be mostly new or re-indented (not original lines as they stand, which
+    a common line such as `return None` may be by chance): an original opener shown with its own
+    body (a class, then a marker for what follows) is no wrap."""
+    inside = as_is = 0
+    for line in reversed(lines):
         if is_blank(line):
             continue
         ind = indent_of(line)
         if ind.startswith(marker) and len(ind) >= len(marker):
-            continue  # a shown line inside the new block
-        if opens_block(line, lang) and marker.startswith(ind) and len(marker) > len(ind):
-            return Wrap(i, ind, marker[len(ind):])
+            inside += 1  # a shown line inside the new block
+            as_is += line.rstrip() in orig_keys
+            continue
+        if opens_block(line, lang) and marker.startswith(ind) and len(marker) > len(ind) and 2 * as_is <= inside:
+            return ind, marker[len(ind):]
         return None
     return None
+
+
+def _wrap_after(i: int, r: Region, orig_keys: set[str], lang: str | None) -> Wrap | None:
+    found = marker_wrap(r.lines, r.after_indent or "", orig_keys, lang)
+    return Wrap(i, found[0], found[1]) if found else None
 
 
 def _lower(line: str, w: Wrap) -> str:
