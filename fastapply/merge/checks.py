@@ -314,6 +314,28 @@ def reordered_run(fit: RegionFit) -> str | None:
     return None
 
 
+def added_line_at_other_anchor(fit: RegionFit) -> str | None:
+    """The region's first anchor occurs again in its gap, and a line the region adds is already
+    there, just below that other copy (perhaps at another indentation): the region may be meant
+    for that place (an `if` removed around that line), not for the one where it costs least."""
+    c, o = fit.c, fit.orig
+    first = o[c.start].rstrip()
+    if is_trivial(first):
+        return None
+    others = [j for j in range(max(fit.prev_end, 0), fit.next_start) if j != c.start and o[j].rstrip() == first]
+    if not others:
+        return None
+    span_keys = {x.rstrip() for x in o[fit.start:fit.end]}
+    added = {x.strip() for x in c.lines if not is_blank(x) and not is_trivial(x) and x.rstrip() not in span_keys}
+    width = (c.end - c.start) + len(c.lines) + NEAR
+    for j in others:
+        for k in range(j + 1, min(fit.next_start, j + 1 + width)):
+            if o[k].strip() in added:
+                return (f"region {fit.i + 1} fits at line {c.start + 1}, but its first line also occurs at line "
+                        f"{j + 1}, where its new line `{o[k].strip()[:40]}` already is: which place is meant?")
+    return None
+
+
 REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     contested,
     context_split,
