@@ -316,8 +316,8 @@ def reordered_run(fit: RegionFit) -> str | None:
 
 def added_line_at_other_anchor(fit: RegionFit) -> str | None:
     """The region's first anchor occurs again in its gap, and a line the region adds is already
-    there, just below that other copy (perhaps at another indentation): the region may be meant
-    for that place (an `if` removed around that line), not for the one where it costs least."""
+    there, just below that other copy, at another indentation: the region may be meant for that
+    place (an `if` removed around that line), not for the one where it costs least."""
     c, o = fit.c, fit.orig
     first = o[c.start].rstrip()
     if is_trivial(first):
@@ -326,11 +326,16 @@ def added_line_at_other_anchor(fit: RegionFit) -> str | None:
     if not others:
         return None
     span_keys = {x.rstrip() for x in o[fit.start:fit.end]}
-    added = {x.strip() for x in c.lines if not is_blank(x) and not is_trivial(x) and x.rstrip() not in span_keys}
+    added = {x.strip(): indent_of(x) for x in c.lines if not is_blank(x) and not is_trivial(x) and x.rstrip() not in span_keys}
     width = (c.end - c.start) + len(c.lines) + NEAR
+    region = [x.strip() for x in c.lines if not is_blank(x)]
     for j in others:
+        there = [x.strip() for x in o[j:min(fit.next_start, j + width)] if not is_blank(x)]
+        explained = sum(m.size for m in SequenceMatcher(None, region, there, autojunk=False).get_matching_blocks())
+        if explained <= c.matched:
+            continue  # (ignoring indentation) the region explains no more lines there
         for k in range(j + 1, min(fit.next_start, j + 1 + width)):
-            if o[k].strip() in added:
+            if added.get(o[k].strip(), indent_of(o[k])) != indent_of(o[k]):
                 return (f"region {fit.i + 1} fits at line {c.start + 1}, but its first line also occurs at line "
                         f"{j + 1}, where its new line `{o[k].strip()[:40]}` already is: which place is meant?")
     return None
@@ -356,6 +361,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     implied_deletion_too_large,
     deletion_after_common_anchor,
     reordered_run,
+    added_line_at_other_anchor,
 )
 
 
