@@ -39,6 +39,7 @@ NEAR = 2
 # A placement deleting more than max(DELETION_MIN, DELETION_RATIO x the region's lines) unshown lines
 # next to an anchor that repeats inside the span is refused.
 DELETION_MIN, DELETION_RATIO = 10, 3
+REPEAT_COPIES = 5  # further copies of a deleting region's edge line checked for a tie
 REORDER_MAX = 60  # regions up to this many lines are checked for being a nearby reorder
 
 Ctx = TypeVar("Ctx")
@@ -275,6 +276,41 @@ def deletion_after_common_anchor(fit: RegionFit) -> str | None:
     return None
 
 
+def deletion_edge_repeats(fit: RegionFit) -> str | None:
+    """The placement deletes lines right next to its last (first) anchor, a lone line with no more
+    context beyond the deletion, and that line occurs again further down (up) in the gap, where
+    the region would fit as well (explaining as many of its lines): where the deletion ends is a
+    tie between the copies, not a choice."""
+    c, o = fit.c, fit.orig
+    if c.first == c.last:
+        return None
+    keys = [x.rstrip() for x in o]
+    rk = [x.rstrip() for x in c.lines[c.first:c.last + 1]]
+    ops = SequenceMatcher(None, rk, keys[c.start:c.end + 1], autojunk=False).get_opcodes()
+    alts = []
+    if _lone_before_deletion(ops[::-1], rk):
+        alts += [(c.start, e) for e in range(c.end + 1, fit.next_start) if keys[e] == keys[c.end]][:REPEAT_COPIES]
+    if _lone_before_deletion(ops, rk):
+        alts += [(t, c.end) for t in range(c.start - 1, max(fit.prev_end, 0) - 1, -1)
+                 if keys[t] == keys[c.start]][:REPEAT_COPIES]
+    for s, e in alts:
+        d = edit_distance(rk, keys[s:e + 1])
+        if d is not None and (len(rk) + e - s + 1 - d) // 2 >= c.matched:
+            edge = keys[c.end if s == c.start else c.start].strip()
+            return (f"region {fit.i + 1} deletes lines up to `{edge[:40]}`, which occurs again at line "
+                    f"{(e if s == c.start else s) + 1}: which copy ends the deletion?")
+    return None
+
+
+def _lone_before_deletion(ops, region: list[str]) -> bool:
+    """ops (from a region's edge inwards) start with one matching non-blank line, then original
+    lines the region lacks (a deletion)."""
+    if len(ops) < 2 or ops[0][0] != "equal" or ops[1][0] != "insert":
+        return False
+    _, i1, i2, _, _ = ops[0]
+    return sum(1 for x in region[i1:i2] if not is_blank(x)) <= 1
+
+
 def implied_deletion_too_large(fit: RegionFit) -> str | None:
     """A short region whose placement deletes many more lines than it shows, with an anchor line that
     repeats inside the span (so a nearer copy could end it): a two-line region spanning 32 lines is a
@@ -358,6 +394,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     shifted_around_new_block,
     marker_free_drops_lines,
     reindented_copy_kept,
+    deletion_edge_repeats,
     implied_deletion_too_large,
     deletion_after_common_anchor,
     reordered_run,
