@@ -189,6 +189,24 @@ def new_definition_before_closer(fit: RegionFit) -> str | None:
     return None
 
 
+ATTRIBUTE_STARTS = ("@", "#[", "#![")
+
+
+def edited_attribute(fit: RegionFit) -> str | None:
+    """An edge line of the region that is an attribute / decorator / annotation was paired with a
+    different one in the original (`#[cfg(test)]` over `#[test]`): an edit of that attribute, or a
+    new one added above it? Attributes stack, so similar text decides nothing."""
+    o = fit.orig
+    pairs = list(zip(reversed(fit.lead), reversed(o[fit.start:fit.c.start]))) + \
+        list(zip(fit.trail, o[fit.c.end + 1:fit.end]))
+    for x, y in pairs:
+        a, b = x.strip(), y.strip()
+        if a != b and a.startswith(ATTRIBUTE_STARTS) and b.startswith(ATTRIBUTE_STARTS):
+            return (f"region {fit.i + 1} shows `{a[:40]}` where the original has `{b[:40]}`: "
+                    "a changed attribute, or one added next to it?")
+    return None
+
+
 def reindented_and_shorter(fit: RegionFit) -> str | None:
     """A hand-pasted (re-indented) region that deletes more lines than it adds: abbreviated?"""
     c, r = fit.c, fit.region
@@ -390,6 +408,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     blank_bounded_start,
     echoed_edge,
     new_definition_before_closer,
+    edited_attribute,
     reindented_and_shorter,
     shifted_around_new_block,
     marker_free_drops_lines,
