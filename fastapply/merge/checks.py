@@ -329,6 +329,22 @@ def _lone_before_deletion(ops, region: list[str]) -> bool:
     return sum(1 for x in region[i1:i2] if not is_blank(x)) <= 1
 
 
+def only_blank_lines_added(fit: RegionFit) -> str | None:
+    """Where it fits, the region only adds blank lines, and its context is not unique in the file: a
+    snippet is rarely sent to add a blank line; more likely it shows a deletion (the lines between
+    two blank lines gone) at another copy of its context."""
+    c, o = fit.c, fit.orig
+    shown = [x.rstrip() for x in c.lines if not is_blank(x)]
+    span = [x.rstrip() for x in o[fit.start:fit.end] if not is_blank(x)]
+    if shown != span or sum(1 for x in c.lines if is_blank(x)) <= sum(1 for x in o[fit.start:fit.end] if is_blank(x)):
+        return None
+    first = o[c.start].rstrip()
+    if sum(1 for x in o if x.rstrip() == first) > 1:
+        return (f"region {fit.i + 1} only adds blank lines where it fits, and its first line occurs elsewhere "
+                "too: does it show a deletion at another place?")
+    return None
+
+
 def implied_deletion_too_large(fit: RegionFit) -> str | None:
     """A short region whose placement deletes many more lines than it shows, with an anchor line that
     repeats inside the span (so a nearer copy could end it): a two-line region spanning 32 lines is a
@@ -414,6 +430,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     marker_free_drops_lines,
     reindented_copy_kept,
     deletion_edge_repeats,
+    only_blank_lines_added,
     implied_deletion_too_large,
     deletion_after_common_anchor,
     reordered_run,
