@@ -26,9 +26,9 @@ from typing import TypeVar
 from fastapply.merge.anchor import Candidate, Region
 from fastapply.merge.diff import edit_distance
 from fastapply.merge.defs import Definition, brace_off_indent, cut_inside_prefix, parse_definitions
-from fastapply.merge.seams import broken_seam, seam_pairs
+from fastapply.merge.seams import broken_seam, opens_block, seam_pairs
 from fastapply.merge.splice import apply_edits
-from fastapply.merge.text import dedent, indent_of, is_blank, is_trivial, reindent
+from fastapply.merge.text import dedent, indent_of, is_blank, is_trivial, line_key, reindent
 from fastapply.merge.unanchored import CLOSERS
 from fastapply.merge.whole_defs import original_definitions
 from fastapply.merge.wrap import marker_wrap, shown_wrap
@@ -204,6 +204,21 @@ def edited_attribute(fit: RegionFit) -> str | None:
         if a != b and a.startswith(ATTRIBUTE_STARTS) and b.startswith(ATTRIBUTE_STARTS):
             return (f"region {fit.i + 1} shows `{a[:40]}` where the original has `{b[:40]}`: "
                     "a changed attribute, or one added next to it?")
+    return None
+
+
+def edge_header_renamed(fit: RegionFit) -> str | None:
+    """An edge line that opens a definition or block was paired, by similarity, with an original
+    one of another name (`g() {` over `h() {`): that renames `h`, which the snippet does not show;
+    more likely `g` is new and goes next to it."""
+    o = fit.orig
+    pairs = list(zip(reversed(fit.lead), reversed(o[fit.start:fit.c.start]))) + \
+        list(zip(fit.trail, o[fit.c.end + 1:fit.end]))
+    for x, y in pairs:
+        if x.strip() != y.strip() and opens_block(x, fit.lang) and opens_block(y, fit.lang) and \
+                line_key(x) != line_key(y):
+            return (f"region {fit.i + 1} would turn `{y.strip()[:40]}` into `{x.strip()[:40]}`: a rename the "
+                    "snippet does not show, or a new block next to the old one?")
     return None
 
 
@@ -425,6 +440,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     echoed_edge,
     new_definition_before_closer,
     edited_attribute,
+    edge_header_renamed,
     reindented_and_shorter,
     shifted_around_new_block,
     marker_free_drops_lines,
