@@ -8,7 +8,7 @@ restates a definition whole over the rest of the old one; `splice.py` writes the
 from __future__ import annotations
 
 from fastapply.merge.anchor import Candidate, OriginalIndex, Region, order_regions, place_region
-from fastapply.merge.checks import FILE_CHECKS, REGION_CHECKS, LinePlan, RegionFit, first_refusal
+from fastapply.merge.checks import FILE_CHECKS, REGION_CHECKS, LinePlan, RegionFit, defines_something, first_refusal
 from fastapply.merge.edge_lines import consume_back, consume_forward
 from fastapply.merge.result import (
     CONFIDENCE_LINES_CLEAR,
@@ -21,7 +21,7 @@ from fastapply.merge.result import (
 )
 from fastapply.merge.splice import apply_edits
 from fastapply.merge.text import indent_of, is_blank
-from fastapply.merge.unanchored import bracket_delta, place_unanchored
+from fastapply.merge.unanchored import CLOSERS, bracket_delta, place_unanchored
 from fastapply.merge.wrap import Wrap, apply_wraps, wrap_reading
 from fastapply.merge.whole_defs import extend_to_whole_definition, original_definitions
 
@@ -67,7 +67,7 @@ def _place_check_splice(regions: list[Region], orig: list[str], partial_ok: bool
             refusal = first_refusal(REGION_CHECKS, fit)
             if refusal:
                 return Placement(None, [refusal])
-            span, f = (fit.start, fit.end, list(c.lines)), fit.fuzzy
+            span, f = (fit.start, fit.end, list(c.lines) + _separator_after(fit)), fit.fuzzy
         spans.append(span)
         fuzzy += f
 
@@ -122,6 +122,22 @@ def _fit(i: int, regions: list[Region], c: Candidate, orig: list[str], prev_end:
                     partial_ok=partial_ok, lang=lang, fuzzy=f_lead + f_trail,
                     opened=_opened_by_new_lines(regions[:i], c.lines[:c.first], orig))
     return fit
+
+
+def _separator_after(fit: RegionFit) -> list[str]:
+    """Blank lines to put after new definitions that end a region at a marker, when original code
+    follows right there: the separator the snippet wrote before them (between the block it shows
+    and the new definition) goes after them too, as it stood between the old neighbours."""
+    trail, o = fit.trail, fit.orig
+    if not fit.region.marker_after or not fit.new_trail or is_blank(fit.new_trail[-1]) or \
+            fit.end >= len(o) or is_blank(o[fit.end]) or o[fit.end].strip() in CLOSERS:
+        return []
+    sep = 0
+    while sep < len(trail) and is_blank(trail[sep]):
+        sep += 1
+    if sep == 0 or not defines_something(fit.new_trail, fit.lang):
+        return []
+    return [""] * min(sep, sum(1 for x in o[fit.c.end + 1:fit.end] if is_blank(x)))
 
 
 def _opened_by_new_lines(earlier: list[Region], lead: list[str], orig: list[str]) -> int:
