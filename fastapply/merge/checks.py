@@ -104,6 +104,24 @@ def tied_alternative(fit: RegionFit) -> str | None:
     return None
 
 
+def rests_on_repeated_lines(fit: RegionFit) -> str | None:
+    """The region replaces original lines, and every line it shares with its place (besides common
+    lines like `}`) occurs more than once in its gap: a function rewritten whole whose header repeats
+    (`fn fmt` in several impls) fits each copy; the cheapest is only the shortest body."""
+    o = fit.orig
+    span = {x.rstrip() for x in o[fit.start:fit.end]}
+    shared = {x.rstrip() for x in fit.c.lines if not is_blank(x) and not is_trivial(x) and x.rstrip() in span}
+    shown = {x.rstrip() for x in fit.c.lines}
+    if not shared or all(is_blank(x) or x.rstrip() in shown for x in o[fit.start:fit.end]):
+        return None  # (it replaces no original line: an insertion next to repeated context)
+    gap = [x.rstrip() for x in o[max(fit.prev_end, 0):fit.next_start]]
+    if all(gap.count(x) > 1 for x in shared):
+        line = sorted(shared)[0]
+        return (f"region {fit.i + 1} shares only repeated lines with its place (`{line.strip()[:40]}` occurs "
+                f"{gap.count(line)} times): which copy is meant?")
+    return None
+
+
 def repeated_edge(fit: RegionFit) -> str | None:
     weak = weak_edge(fit.c, fit.orig, fit.prev_end, fit.next_start)
     return f"region {fit.i + 1}: {weak}" if weak else None
@@ -430,6 +448,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     contested,
     context_split,
     tied_alternative,
+    rests_on_repeated_lines,
     repeated_edge,
     new_blank_lines_at_start,
     new_blank_lines_at_end,
