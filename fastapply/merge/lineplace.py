@@ -135,6 +135,9 @@ def _separator_after(fit: RegionFit) -> list[str]:
     sep = 0
     while sep < len(trail) and is_blank(trail[sep]):
         sep += 1
+    first_new = next(x for x in fit.new_trail if not is_blank(x))
+    if len(fit.region.after_indent or "") > len(indent_of(first_new)):
+        return []  # the marker is inside the new code (its body goes on): no sibling follows here
     if sep == 0 or not defines_something(fit.new_trail, fit.lang):
         return []
     return [""] * min(sep, sum(1 for x in o[fit.c.end + 1:fit.end] if is_blank(x)))
