@@ -412,7 +412,8 @@ def reordered_run(fit: RegionFit) -> str | None:
             continue
         window = code[k:k + n]
         if window != lines and window != span and Counter(window) == want:
-            return (f"region {fit.i + 1}'s lines occur in the original in another order (from `{window[0].strip()[:40]}`): "
+            return (f"region {fit.i + 1}'s lines occur in the original in another order "
+                    f"(from `{window[0].strip()[:40]}`): "
                     "a reorder the line anchors cannot place; refusing rather than deleting or repeating lines")
     return None
 
@@ -429,7 +430,8 @@ def added_line_at_other_anchor(fit: RegionFit) -> str | None:
     if not others:
         return None
     span_keys = {x.rstrip() for x in o[fit.start:fit.end]}
-    added = {x.strip(): indent_of(x) for x in c.lines if not is_blank(x) and not is_trivial(x) and x.rstrip() not in span_keys}
+    added = {x.strip(): indent_of(x) for x in c.lines
+             if not is_blank(x) and not is_trivial(x) and x.rstrip() not in span_keys}
     width = (c.end - c.start) + len(c.lines) + NEAR
     region = [x.strip() for x in c.lines if not is_blank(x)]
     for j in others:
@@ -533,12 +535,13 @@ def unmarked_tail(plan: LinePlan) -> str | None:
 
 def marker_deeper_than_code(plan: LinePlan) -> str | None:
     """A marker inside a new block (wrap.marker_wrap), indented deeper than the first line of the
-    code it stands for, says "this code, one level deeper": wrapped in the block. The plain reading keeps that code where it
-    was, so it is refused here (the wrap reading, wrap.py, is tried next). A column-0 marker is loose
-    and says nothing about depth."""
+    code it stands for, says "this code, one level deeper": wrapped in the block. The plain reading
+    keeps that code where it was, so it is refused here (the wrap reading, wrap.py, is tried next).
+    A column-0 marker is loose and says nothing about depth."""
     orig_keys = {x.rstrip() for x in plan.orig}
     for i, r in enumerate(plan.regions):
-        if not r.marker_after or not r.after_indent or marker_wrap(r.lines, r.after_indent, orig_keys, plan.lang) is None:
+        if not r.marker_after or not r.after_indent or \
+                marker_wrap(r.lines, r.after_indent, orig_keys, plan.lang) is None:
             continue
         lo = plan.spans[i][1]
         hi = plan.spans[i + 1][0] if i + 1 < len(plan.spans) else len(plan.orig)
