@@ -165,12 +165,12 @@ EDIT_PATTERNS = [  # the everyday edit shapes of evals.fuzz, a few dozen draws e
     pytest.param(fuzz_moves.rename_local, id="rename_local"),
     pytest.param(fuzz_moves.signature, id="signature"),
     pytest.param(fuzz_props.rewrite_whole, id="rewrite_whole"),
-    _xfail(fuzz_edits.wrap_shown, "issue 15: a wrapped block shown without context can be placed at the old indent"),
-    _xfail(fuzz_edits.wrap_marker, "issue 15: a marker one level deeper is not read as re-indented code"),
-    _xfail(fuzz_edits.unwrap, "issue 15: unwrapping can anchor a body line on a duplicate elsewhere"),
-    _xfail(fuzz_edits.unwrap_marker, "issue 15: an unwrap with a shallower marker keeps the block"),
-    _xfail(fuzz_moves.reorder, "issue 15: a swapped line can be duplicated, or anchor far away and delete code"),
-    _xfail(fuzz_moves.delete_between, "issue 15: a deletion ending at a repeated line is a tie, not a choice"),
+    _xfail(fuzz_edits.wrap_shown, "issue 15: a few draws in 2,000 still merge wrong (evals/RESULTS.md)"),
+    _xfail(fuzz_edits.wrap_marker, "issue 15: a `}` of the new block can anchor deeper in the wrapped code"),
+    _xfail(fuzz_edits.unwrap, "issue 15: a few draws in 2,000 still merge wrong (evals/RESULTS.md)"),
+    _xfail(fuzz_edits.unwrap_marker, "issue 15: a shallower marker with dedented comments can keep the block"),
+    pytest.param(fuzz_moves.reorder, id="reorder"),
+    _xfail(fuzz_moves.delete_between, "issue 15: a deletion bounded by repeated multi-line context is still chosen"),
 ]
 
 
