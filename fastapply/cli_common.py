@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterable
 
@@ -71,14 +72,17 @@ def add_apply_output_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--in-place", action="store_true", help="write the merged file back (atomically) if it is valid")
     p.add_argument("--stream", action="store_true", help="print text as it is verified")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--force", action="store_true", help="print the output even if validation failed (never writes)")
+    p.add_argument("--force", action="store_true",
+                   help="print the output even if validation failed (never writes it); with --in-place: "
+                        "replace a read-only file (a valid result only, its mode kept)")
     p.add_argument("--quiet", action="store_true", help="no stats line")
 
 
 def read_apply_inputs(args) -> tuple[SourceFile, ApplyRequest]:
-    if args.force and args.in_place:
-        raise ApplyError("usage", "--force never writes; drop --in-place")
     src = read_source(args.file, "file")
+    if args.in_place and not args.force and read_only(src.path):
+        # as editors do: a read-only file is not replaced unless asked (before any work is done)
+        raise ApplyError("invalid_argument", f"{args.file} is read-only; nothing written (--force replaces it)")
     if not src.text.strip():
         raise ApplyError("invalid_argument", f"file {args.file!r} is empty: nothing to apply an edit to")
     if args.update == "-":
@@ -92,6 +96,19 @@ def wants_stream(args) -> bool:
     return args.stream and not args.in_place and not args.json
 
 
+def write_stdout(src: SourceFile, text: str) -> None:
+    """Print merged text with the file's own line endings (a CRLF file keeps its CRs): bytes to
+    stdout's buffer, so that no text layer translates them."""
+    data = src.encode(text)
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:  # a text-only stream (embedding callers): the best it can take
+        sys.stdout.write(data.decode("utf-8"))
+    else:
+        sys.stdout.flush()
+        out.write(data)
+    sys.stdout.flush()
+
+
 def finish_apply(args, src: SourceFile, events: Iterable[StreamEvent]) -> int:
     """Print or write the result of one apply (local or remote) and return the exit code."""
     stream = wants_stream(args)
@@ -99,8 +116,7 @@ def finish_apply(args, src: SourceFile, events: Iterable[StreamEvent]) -> int:
     for ev in events:
         if isinstance(ev, TextDelta):
             if stream:
-                sys.stdout.write(ev.text)
-                sys.stdout.flush()
+                write_stdout(src, ev.text)
         else:
             result = ev
     assert result is not None
@@ -109,27 +125,43 @@ def finish_apply(args, src: SourceFile, events: Iterable[StreamEvent]) -> int:
         print(json.dumps({"merged": result.merged, "engine": result.engine, "language": result.language,
                           "ok": result.ok, "stats": vars(result.stats) | {"tokens_per_s": result.stats.tokens_per_s},
                           "findings": [vars(f) for f in result.findings]}))
-    elif errors and not args.force:
+    elif errors and (args.in_place or not args.force):  # an invalid file is never written
         if stream:
             sys.stdout.write("\n")
         raise ApplyError("refused", "the result failed validation, nothing written: " + _describe(errors))
     elif args.in_place:
-        if result.merged == src.text:
-            print(f"fastapply: {args.file}: unchanged", file=sys.stderr)
-        else:
-            if src.path.read_bytes() != src.raw:
-                raise ApplyError("refused", f"{args.file} changed on disk while the edit was applied; "
-                                            "nothing written, run again")
-            atomic_write(src.path, src.encode(result.merged))
-            print(f"fastapply: wrote {args.file}", file=sys.stderr)
+        _write_back(args, src, result.merged)
     elif not stream:
-        sys.stdout.write(result.merged)
+        write_stdout(src, result.merged)
     if errors and args.force and not args.json:
         print(f"fastapply: warning: printed although validation failed: {_describe(errors)}", file=sys.stderr)
     if not args.quiet:
         print(f"fastapply: engine={result.engine} language={result.language} {result.stats.line()}", file=sys.stderr)
     # --force asks for the output whatever it is; without it a failed validation is a failure.
     return EXIT_FAIL if errors and not args.force else 0
+
+
+def read_only(path) -> bool:
+    """No write permission bit, or no write access for this user (root has access to all)."""
+    try:
+        return not (path.stat().st_mode & 0o222) or not os.access(path, os.W_OK)
+    except OSError:
+        return False  # gone or unreadable: the read or the write says so
+
+
+def _write_back(args, src: SourceFile, merged: str) -> None:
+    if merged == src.text:
+        print(f"fastapply: {args.file}: unchanged", file=sys.stderr)
+        return
+    if src.path.read_bytes() != src.raw:
+        raise ApplyError("refused", f"{args.file} changed on disk while the edit was applied; nothing written, run again")
+    if read_only(src.path) and not args.force:  # made read-only while the edit was applied
+        raise ApplyError("invalid_argument", f"{args.file} is read-only; nothing written (--force replaces it)")
+    try:
+        atomic_write(src.path, src.encode(merged))
+    except OSError as e:
+        raise ApplyError("invalid_argument", f"cannot write {args.file}: {e.strerror}; nothing written") from None
+    print(f"fastapply: wrote {args.file}", file=sys.stderr)
 
 
 def _describe(findings) -> str:

@@ -7,6 +7,7 @@ without importing each other. `fastapply.api` re-exports all of them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -25,7 +26,7 @@ class ErrorCode(StrEnum):
 
     INVALID_ARGUMENT = "invalid_argument", "the request or its input is malformed; fix it and retry"
     USAGE = "usage", "the command line is used wrongly (options that do not go together, a bad manifest)"
-    TOO_LONG = "too_long", "the file is too long for the model's context"
+    TOO_LONG = "too_long", "the input is too long: over the model's context, or over the structural merge's size cap"
     REFUSED = "refused", "the merge refused, or the result failed validation; nothing was written"
     QUEUE_FULL = "queue_full", "too many requests wait for the one model; retry later"
     UNAUTHENTICATED = "unauthenticated", "the server wants a valid bearer token"
@@ -150,7 +151,8 @@ def check_request(req: ApplyRequest) -> None:
     for name, text in (("original", req.original), ("update", req.update)):
         if "\x00" in text:
             raise ApplyError("invalid_argument", f"the {name} contains NUL bytes (binary data?)")
-    if req.sampling.temperature < 0 or not 0 < req.sampling.top_p <= 1:
+    t, p = req.sampling.temperature, req.sampling.top_p
+    if not (math.isfinite(t) and math.isfinite(p)) or t < 0 or not 0 < p <= 1:  # NaN compares false
         raise ApplyError("invalid_argument", "temperature must be >= 0 and top_p in (0, 1]")
     if req.max_output_tokens is not None and req.max_output_tokens <= 0:
         raise ApplyError("invalid_argument", "max_output_tokens must be positive")

@@ -5,6 +5,8 @@ Each check returns findings; severity "error" means the result must not be used.
 - empty_body: a function/class body that had statements is now empty (and the update did not say so).
 - large_deletion: much of the original vanished although the update marks code as kept.
 - marker_leak: an elision marker from the update ended up in the file.
+- compile (Python): the merged file does not compile although the original does (`compile`, which
+  parses and never runs; tree-sitter accepts an empty `if` block that Python rejects).
 """
 
 from __future__ import annotations
@@ -96,4 +98,33 @@ def validate(original: str, update: str, merged: str, language: str | None) -> l
         severity = "error" if has_markers and ratio > LARGE_DELETION_ERROR_RATIO and shown_little else "warning"
         findings.append(Finding("large_deletion", f"{n_lost} of {n_before} non-blank original lines are gone "
                                                   f"({ratio:.0%})", severity))
+    if lang == "python":
+        findings.extend(python_compiles(original, merged))
     return findings
+
+
+# -- exact syntax oracle (Python): the language's own compiler ------------------------------------------------
+
+def _compile_error(text: str) -> str | None:
+    """Why this Python's compiler rejects `text` (None: it compiles). `compile` parses and builds
+    bytecode; it never runs the code. Deep nesting exhausts the compiler's recursion: a reason too."""
+    try:
+        compile(text, "<merged>", "exec", dont_inherit=True)
+    except SyntaxError as e:  # IndentationError, TabError included
+        return f"{type(e).__name__}: {e.msg} (line {e.lineno})"
+    except (RecursionError, MemoryError) as e:
+        return f"too deeply nested for the compiler ({type(e).__name__})"
+    except ValueError as e:  # NUL bytes, bad encodings
+        return f"ValueError: {e}"
+    return None
+
+
+def python_compiles(original: str, merged: str) -> list[Finding]:
+    """The merged file must compile where the original did. An original this Python already rejects
+    (newer syntax, a fragment) gives no verdict: compare, never refuse for that alone."""
+    if _compile_error(original) is not None:
+        return []
+    problem = _compile_error(merged)
+    if problem is None:
+        return []
+    return [Finding("compile", f"Python cannot compile the merged file: {problem}", "error")]

@@ -78,7 +78,7 @@ RUN_REASONS = {
 ERROR_REASONS: dict[ErrorCode, str] = {
     ErrorCode.INVALID_ARGUMENT: "bad input",
     ErrorCode.USAGE: "bad usage",
-    ErrorCode.TOO_LONG: "too long for the model",
+    ErrorCode.TOO_LONG: "too long for the model, or over the structural merge's size cap",
     ErrorCode.REFUSED: "the engine refused",
     ErrorCode.QUEUE_FULL: "the server's queue stayed full",
     ErrorCode.UNAUTHENTICATED: "the server refused the token",

@@ -17,18 +17,30 @@ accepted merge must pass besides (parse, empty body, marker leak, large deletion
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
+from difflib import SequenceMatcher
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from fastapply.merge.anchor import Candidate, Region
+from fastapply.merge.diff import edit_distance
 from fastapply.merge.defs import Definition, brace_off_indent, cut_inside_prefix, parse_definitions
-from fastapply.merge.text import dedent, indent_of, is_blank, reindent
+from fastapply.merge.seams import broken_seam, opens_block, seam_pairs
+from fastapply.merge.splice import apply_edits
+from fastapply.merge.text import dedent, indent_of, is_blank, is_trivial, line_key, reindent
 from fastapply.merge.unanchored import CLOSERS
+from fastapply.merge.whole_defs import original_definitions
+from fastapply.merge.wrap import marker_wrap, shown_wrap
 
 AMBIGUITY = 4  # an alternative placement this close in cost, explaining as many lines, is a tie
 # lines: a repeat this close to a region's edge makes "these few lines were deleted too" a plausible reading
 NEAR = 2
+# A placement deleting more than max(DELETION_MIN, DELETION_RATIO x the region's lines) unshown lines
+# next to an anchor that repeats inside the span is refused.
+DELETION_MIN, DELETION_RATIO = 10, 3
+REPEAT_COPIES = 5  # further copies of a deleting region's edge line checked for a tie
+REORDER_MAX = 60  # regions up to this many lines are checked for being a nearby reorder
 
 Ctx = TypeVar("Ctx")
 
@@ -64,6 +76,7 @@ class RegionFit:
     partial_ok: bool  # a marker-free snippet (what it does not show stays)
     lang: str | None
     fuzzy: int = 0  # edge lines paired with original lines by similarity rather than equality
+    opened: int = 0  # brackets the snippet's new lines opened before this region's first anchor
 
 
 def contested(fit: RegionFit) -> str | None:
@@ -88,6 +101,24 @@ def tied_alternative(fit: RegionFit) -> str | None:
                 alt.cost <= c.cost + AMBIGUITY and fit.prev_end <= alt.start and alt.end < fit.next_start:
             return (f"region {fit.i + 1} fits at line {c.start + 1} and at line {alt.start + 1} alike "
                     "(same lines explained; they differ only in what the edit would delete)")
+    return None
+
+
+def rests_on_repeated_lines(fit: RegionFit) -> str | None:
+    """The region replaces original lines, and every line it shares with its place (besides common
+    lines like `}`) occurs more than once in its gap: a function rewritten whole whose header repeats
+    (`fn fmt` in several impls) fits each copy; the cheapest is only the shortest body."""
+    o = fit.orig
+    span = {x.rstrip() for x in o[fit.start:fit.end]}
+    shared = {x.rstrip() for x in fit.c.lines if not is_blank(x) and not is_trivial(x) and x.rstrip() in span}
+    shown = {x.rstrip() for x in fit.c.lines}
+    if not shared or all(is_blank(x) or x.rstrip() in shown for x in o[fit.start:fit.end]):
+        return None  # (it replaces no original line: an insertion next to repeated context)
+    gap = [x.rstrip() for x in o[max(fit.prev_end, 0):fit.next_start]]
+    if all(gap.count(x) > 1 for x in shared):
+        line = sorted(shared)[0]
+        return (f"region {fit.i + 1} shares only repeated lines with its place (`{line.strip()[:40]}` occurs "
+                f"{gap.count(line)} times): which copy is meant?")
     return None
 
 
@@ -176,6 +207,39 @@ def new_definition_before_closer(fit: RegionFit) -> str | None:
     return None
 
 
+ATTRIBUTE_STARTS = ("@", "#[", "#![")
+
+
+def edited_attribute(fit: RegionFit) -> str | None:
+    """An edge line of the region that is an attribute / decorator / annotation was paired with a
+    different one in the original (`#[cfg(test)]` over `#[test]`): an edit of that attribute, or a
+    new one added above it? Attributes stack, so similar text decides nothing."""
+    o = fit.orig
+    pairs = list(zip(reversed(fit.lead), reversed(o[fit.start:fit.c.start]))) + \
+        list(zip(fit.trail, o[fit.c.end + 1:fit.end]))
+    for x, y in pairs:
+        a, b = x.strip(), y.strip()
+        if a != b and a.startswith(ATTRIBUTE_STARTS) and b.startswith(ATTRIBUTE_STARTS):
+            return (f"region {fit.i + 1} shows `{a[:40]}` where the original has `{b[:40]}`: "
+                    "a changed attribute, or one added next to it?")
+    return None
+
+
+def edge_header_renamed(fit: RegionFit) -> str | None:
+    """An edge line that opens a definition or block was paired, by similarity, with an original
+    one of another name (`g() {` over `h() {`): that renames `h`, which the snippet does not show;
+    more likely `g` is new and goes next to it."""
+    o = fit.orig
+    pairs = list(zip(reversed(fit.lead), reversed(o[fit.start:fit.c.start]))) + \
+        list(zip(fit.trail, o[fit.c.end + 1:fit.end]))
+    for x, y in pairs:
+        if x.strip() != y.strip() and opens_block(x, fit.lang) and opens_block(y, fit.lang) and \
+                line_key(x) != line_key(y):
+            return (f"region {fit.i + 1} would turn `{y.strip()[:40]}` into `{x.strip()[:40]}`: a rename the "
+                    "snippet does not show, or a new block next to the old one?")
+    return None
+
+
 def reindented_and_shorter(fit: RegionFit) -> str | None:
     """A hand-pasted (re-indented) region that deletes more lines than it adds: abbreviated?"""
     c, r = fit.c, fit.region
@@ -190,6 +254,16 @@ def reindented_and_shorter(fit: RegionFit) -> str | None:
     return None
 
 
+def shifted_around_new_block(fit: RegionFit) -> str | None:
+    """The region is placed at another indentation than written, and it opens a new block around
+    original lines written one level deeper: it wraps that code (the wrap reading, wrap.py), it
+    was not pasted at another indentation."""
+    if fit.c.lines != fit.region.lines and shown_wrap(fit.region.lines, fit.orig, fit.lang) is not None:
+        return (f"region {fit.i + 1} would be shifted to fit, but it wraps original code in a new block: "
+                "re-indented code, not a paste at another indentation")
+    return None
+
+
 def marker_free_drops_lines(fit: RegionFit) -> str | None:
     """A snippet without markers is a targeted edit: it does not silently drop what it skips over."""
     if fit.partial_ok:
@@ -201,10 +275,182 @@ def marker_free_drops_lines(fit: RegionFit) -> str | None:
     return None
 
 
+def reindented_copy_kept(fit: RegionFit) -> str | None:
+    """Lines the region adds equal, but for their indentation, original lines next to them that the
+    placement keeps: the snippet moved that code into or out of a block (unwrapped an `if`), and the
+    merge would keep the old copy (and the block around it) beside the new one. At least half of the
+    added lines must be such copies (a long new block may repeat a line or two by chance)."""
+    o = fit.orig
+    span_keys = {x.rstrip() for x in o[fit.start:fit.end]}
+    added = [x for x in fit.c.lines if not is_blank(x) and not is_trivial(x) and x.rstrip() not in span_keys]
+    if not added:
+        return None
+    near = _near_kept(o, fit.start, fit.end, max(fit.prev_end, 0), fit.next_start,
+                      {x.rstrip() for x in fit.c.lines}, KEPT_NEAR + len(added))
+    copies = [(x, j) for x in added for j in near if o[j].strip() == x.strip() and indent_of(o[j]) != indent_of(x)]
+    if copies and 2 * len({x for x, _ in copies}) >= len(added):
+        x, j = copies[0]
+        return (f"region {fit.i + 1} adds `{x.strip()[:50]}` at another indentation next to the original's "
+                f"(line {j + 1}), which stays: code moved out of or into a block? (the lines around it may "
+                "be deleted)")
+    return None
+
+
+def _deleted(fit: RegionFit) -> int:
+    """Net deletion the placement implies: non-blank original lines in the span that the region does
+    not show, less the new lines it adds (an edited line is a replacement, not a deletion)."""
+    shown = {x.rstrip() for x in fit.c.lines}
+    span = {x.rstrip() for x in fit.orig[fit.start:fit.end]}
+    gone = sum(1 for x in fit.orig[fit.start:fit.end] if not is_blank(x) and x.rstrip() not in shown)
+    added = sum(1 for x in fit.c.lines if not is_blank(x) and x.rstrip() not in span)
+    return max(0, gone - added)
+
+
+def deletion_after_common_anchor(fit: RegionFit) -> str | None:
+    """The region's first (last) anchor is a common line (`}`, blank lines), the placement deletes
+    original code right after (before) it, and the snippet's new lines left a bracket open: that `}`
+    may as well be new (closing the block the snippet opened), and then nothing is deleted."""
+    c, o = fit.c, fit.orig
+    if c.first == c.last or fit.opened <= 0:
+        return None
+    a = [x.rstrip() for x in c.lines[c.first:c.last + 1]]
+    b = [x.rstrip() for x in o[c.start:c.end + 1]]
+    ops = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    for edge in (ops[:2], ops[::-1][:2]):
+        if len(edge) < 2 or edge[0][0] != "equal" or edge[1][0] != "insert":  # (original lines the region lacks)
+            continue
+        tag, i1, i2, j1, j2 = edge[0]
+        _, _, _, k1, k2 = edge[1]
+        if all(is_blank(x) or is_trivial(x) for x in a[i1:i2]) and any(not is_blank(x) for x in b[k1:k2]):
+            return (f"region {fit.i + 1} would delete original code next to `{a[i1].strip() or a[i2 - 1].strip()}`, "
+                    "a common line that may as well be new: refusing to guess")
+    return None
+
+
+def deletion_edge_repeats(fit: RegionFit) -> str | None:
+    """The placement deletes lines right next to its last (first) anchor, a lone line with no more
+    context beyond the deletion, and that line occurs again further down (up) in the gap, where
+    the region would fit as well (explaining as many of its lines): where the deletion ends is a
+    tie between the copies, not a choice."""
+    c, o = fit.c, fit.orig
+    if c.first == c.last:
+        return None
+    keys = [x.rstrip() for x in o]
+    rk = [x.rstrip() for x in c.lines[c.first:c.last + 1]]
+    ops = SequenceMatcher(None, rk, keys[c.start:c.end + 1], autojunk=False).get_opcodes()
+    alts = []
+    if _lone_before_deletion(ops[::-1], rk):
+        alts += [(c.start, e) for e in range(c.end + 1, fit.next_start) if keys[e] == keys[c.end]][:REPEAT_COPIES]
+    if _lone_before_deletion(ops, rk):
+        alts += [(t, c.end) for t in range(c.start - 1, max(fit.prev_end, 0) - 1, -1)
+                 if keys[t] == keys[c.start]][:REPEAT_COPIES]
+    for s, e in alts:
+        d = edit_distance(rk, keys[s:e + 1])
+        if d is not None and (len(rk) + e - s + 1 - d) // 2 >= c.matched:
+            edge = keys[c.end if s == c.start else c.start].strip()
+            return (f"region {fit.i + 1} deletes lines up to `{edge[:40]}`, which occurs again at line "
+                    f"{(e if s == c.start else s) + 1}: which copy ends the deletion?")
+    return None
+
+
+def _lone_before_deletion(ops, region: list[str]) -> bool:
+    """ops (from a region's edge inwards) start with one matching non-blank line, then original
+    lines the region lacks (a deletion)."""
+    if len(ops) < 2 or ops[0][0] != "equal" or ops[1][0] != "insert":
+        return False
+    _, i1, i2, _, _ = ops[0]
+    return sum(1 for x in region[i1:i2] if not is_blank(x)) <= 1
+
+
+def only_blank_lines_added(fit: RegionFit) -> str | None:
+    """Where it fits, the region only adds blank lines, and its context is not unique in the file: a
+    snippet is rarely sent to add a blank line; more likely it shows a deletion (the lines between
+    two blank lines gone) at another copy of its context."""
+    c, o = fit.c, fit.orig
+    shown = [x.rstrip() for x in c.lines if not is_blank(x)]
+    span = [x.rstrip() for x in o[fit.start:fit.end] if not is_blank(x)]
+    if shown != span or sum(1 for x in c.lines if is_blank(x)) <= sum(1 for x in o[fit.start:fit.end] if is_blank(x)):
+        return None
+    first = o[c.start].rstrip()
+    if sum(1 for x in o if x.rstrip() == first) > 1:
+        return (f"region {fit.i + 1} only adds blank lines where it fits, and its first line occurs elsewhere "
+                "too: does it show a deletion at another place?")
+    return None
+
+
+def implied_deletion_too_large(fit: RegionFit) -> str | None:
+    """A short region whose placement deletes many more lines than it shows, with an anchor line that
+    repeats inside the span (so a nearer copy could end it): a two-line region spanning 32 lines is a
+    guess, not an edit the snippet shows."""
+    c, o = fit.c, fit.orig
+    shown = sum(1 for x in c.lines if not is_blank(x))
+    deleted = _deleted(fit)
+    if deleted <= max(DELETION_MIN, DELETION_RATIO * shown):
+        return None
+    keys = [x.rstrip() for x in o[c.start:c.end + 1]]
+    if keys.count(keys[0]) == 1 and keys.count(keys[-1]) == 1:
+        return None  # each anchor is the nearest copy: the deletion between them is what the snippet shows
+    return (f"region {fit.i + 1} shows {shown} lines but its placement would delete {deleted} original lines "
+            "it does not show, between anchors that repeat inside that span: refusing to guess")
+
+
+def reordered_run(fit: RegionFit) -> str | None:
+    """The region's lines are, in another order, a run of original lines (in the region's gap), but
+    the placement replaces something else: the snippet swapped lines there (a reorder shown with
+    little context), while its anchors (which must come in order) placed it so as to delete or
+    repeat lines instead."""
+    c, o = fit.c, fit.orig
+    lines = [x.rstrip() for x in c.lines if not is_blank(x)]
+    n = len(lines)
+    if n < 2 or n > REORDER_MAX:
+        return None
+    want = Counter(lines)
+    span = [x.rstrip() for x in o[fit.start:fit.end] if not is_blank(x)]
+    code = [o[j].rstrip() for j in range(max(fit.prev_end, 0), fit.next_start) if not is_blank(o[j])]
+    for k in range(len(code) - n + 1):
+        if code[k] not in want or code[k + n - 1] not in want:
+            continue
+        window = code[k:k + n]
+        if window != lines and window != span and Counter(window) == want:
+            return (f"region {fit.i + 1}'s lines occur in the original in another order "
+                    f"(from `{window[0].strip()[:40]}`): "
+                    "a reorder the line anchors cannot place; refusing rather than deleting or repeating lines")
+    return None
+
+
+def added_line_at_other_anchor(fit: RegionFit) -> str | None:
+    """The region's first anchor occurs again in its gap, and a line the region adds is already
+    there, just below that other copy, at another indentation: the region may be meant for that
+    place (an `if` removed around that line), not for the one where it costs least."""
+    c, o = fit.c, fit.orig
+    first = o[c.start].rstrip()
+    if is_trivial(first):
+        return None
+    others = [j for j in range(max(fit.prev_end, 0), fit.next_start) if j != c.start and o[j].rstrip() == first]
+    if not others:
+        return None
+    span_keys = {x.rstrip() for x in o[fit.start:fit.end]}
+    added = {x.strip(): indent_of(x) for x in c.lines
+             if not is_blank(x) and not is_trivial(x) and x.rstrip() not in span_keys}
+    width = (c.end - c.start) + len(c.lines) + NEAR
+    region = [x.strip() for x in c.lines if not is_blank(x)]
+    for j in others:
+        there = [x.strip() for x in o[j:min(fit.next_start, j + width)] if not is_blank(x)]
+        explained = sum(m.size for m in SequenceMatcher(None, region, there, autojunk=False).get_matching_blocks())
+        if explained <= c.matched:
+            continue  # (ignoring indentation) the region explains no more lines there
+        for k in range(j + 1, min(fit.next_start, j + 1 + width)):
+            if added.get(o[k].strip(), indent_of(o[k])) != indent_of(o[k]):
+                return (f"region {fit.i + 1} fits at line {c.start + 1}, but its first line also occurs at line "
+                        f"{j + 1}, where its new line `{o[k].strip()[:40]}` already is: which place is meant?")
+    return None
+
+
 REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     contested,
     context_split,
     tied_alternative,
+    rests_on_repeated_lines,
     repeated_edge,
     new_blank_lines_at_start,
     new_blank_lines_at_end,
@@ -214,8 +460,18 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     blank_bounded_start,
     echoed_edge,
     new_definition_before_closer,
+    edited_attribute,
+    edge_header_renamed,
     reindented_and_shorter,
+    shifted_around_new_block,
     marker_free_drops_lines,
+    reindented_copy_kept,
+    deletion_edge_repeats,
+    only_blank_lines_added,
+    implied_deletion_too_large,
+    deletion_after_common_anchor,
+    reordered_run,
+    added_line_at_other_anchor,
 )
 
 
@@ -231,6 +487,7 @@ class LinePlan:
     defs: list[Definition]  # the original's definitions, flattened
     partial_ok: bool
     loose: bool  # the snippet writes its markers loosely (see lineplace._loose_markers)
+    lang: str | None = None
     head: bool = field(init=False)  # code above the first region, which has no marker before it
     tail: bool = field(init=False)  # code below the last region, which has no marker after it
 
@@ -276,10 +533,75 @@ def unmarked_tail(plan: LinePlan) -> str | None:
     return None
 
 
+def marker_deeper_than_code(plan: LinePlan) -> str | None:
+    """A marker inside a new block (wrap.marker_wrap), indented deeper than the first line of the
+    code it stands for, says "this code, one level deeper": wrapped in the block. The plain reading
+    keeps that code where it was, so it is refused here (the wrap reading, wrap.py, is tried next).
+    A column-0 marker is loose and says nothing about depth."""
+    orig_keys = {x.rstrip() for x in plan.orig}
+    for i, r in enumerate(plan.regions):
+        if not r.marker_after or not r.after_indent or \
+                marker_wrap(r.lines, r.after_indent, orig_keys, plan.lang) is None:
+            continue
+        lo = plan.spans[i][1]
+        hi = plan.spans[i + 1][0] if i + 1 < len(plan.spans) else len(plan.orig)
+        first = next((x for x in plan.orig[lo:hi] if not is_blank(x)), None)
+        if first is not None and len(r.after_indent) > len(indent_of(first)) and \
+                r.after_indent.startswith(indent_of(first)):
+            return (f"the marker after region {i + 1} is indented deeper than the code it stands for "
+                    f"(`{first.strip()[:50]}`): is that code re-indented (wrapped in a new block)?")
+    return None
+
+
+def broken_indentation_seam(plan: LinePlan) -> str | None:
+    """Where a region meets the kept original lines, the indentation must still make sense: a new
+    block opener followed by code outside it, or code deeper than a line that ends a statement, is
+    code the snippet re-indented (wrapped in, or taken out of, a block) but did not show whole."""
+    for a, b in seam_pairs(plan.orig, plan.spans):
+        why = broken_seam(a, b, plan.lang)
+        if why:
+            return (f"{why}: the snippet re-indents code it does not show (a block added or removed "
+                    "around elided lines?)")
+    return None
+
+
+def header_names_other_definition(plan: LinePlan) -> str | None:
+    """A definition's name vanishes while a name the original already defines gains a copy: a
+    region showing the header of an existing definition (`public int getAsInt() {`) was placed on
+    another one (its annotations matched there), renaming it. Such a header anchors to its own
+    definition or not at all."""
+    if plan.lang is None or not plan.defs:
+        return None
+    merged = apply_edits(plan.orig, plan.spans)
+    if merged is None:
+        return None
+    before = Counter((d.kind, d.name) for d in plan.defs)
+    after = Counter((d.kind, d.name) for d in original_definitions(merged, plan.lang))
+    lost = before - after
+    gained = [k for k in after - before if before[k] > 0]
+    if lost and gained:
+        (kind, name), (_, old) = gained[0], next(iter(lost))
+        return (f"the snippet's `{name}` would replace `{old}`, although `{name}` is defined elsewhere in the "
+                "original: which definition does it show?")
+    return None
+
+
+def changes_nothing(plan: LinePlan) -> str | None:
+    """A snippet with markers is sent to change something: placed where it changes nothing, it may
+    belong elsewhere (two swapped lines shown without context read as the original's order)."""
+    if not plan.partial_ok and all(plan.orig[start:end] == repl for start, end, repl in plan.spans):
+        return "placed where it fits, the snippet changes nothing: is it meant for another place?"
+    return None
+
+
 FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
+    changes_nothing,
     defined_twice,
     unmarked_head,
     unmarked_tail,
+    marker_deeper_than_code,
+    broken_indentation_seam,
+    header_names_other_definition,
 )
 
 
@@ -553,6 +875,22 @@ NEW_MEMBER_CHECKS: tuple[Callable[[NewMember], str | None], ...] = (
 
 
 # -- helpers of the line checks ----------------------------------------------------------------------------
+
+KEPT_NEAR = 3  # non-blank original lines beyond a region's span that count as "next to it" (plus one per added line)
+
+
+def _near_kept(o: list[str], start: int, end: int, lo: int, hi: int, kept: set[str], reach: int) -> list[int]:
+    """Original lines the placement keeps in or next to the span [start, end): those in the span that
+    the region repeats, and up to `reach` non-blank lines on either side (within [lo, hi))."""
+    out = [j for j in range(start, end) if o[j].rstrip() in kept]
+    for step, j in ((-1, start - 1), (1, end)):
+        n = 0
+        while lo <= j < hi and n < reach:
+            if not is_blank(o[j]):
+                out.append(j)
+                n += 1
+            j += step
+    return out
 
 def _echo(left: list[str], orig: list[str], at: int, stop: int, step: int) -> bool:
     """The first non-blank leftover snippet line equals one of the next two original lines."""

@@ -8,7 +8,7 @@ restates a definition whole over the rest of the old one; `splice.py` writes the
 from __future__ import annotations
 
 from fastapply.merge.anchor import Candidate, OriginalIndex, Region, order_regions, place_region
-from fastapply.merge.checks import FILE_CHECKS, REGION_CHECKS, LinePlan, RegionFit, first_refusal
+from fastapply.merge.checks import FILE_CHECKS, REGION_CHECKS, LinePlan, RegionFit, defines_something, first_refusal
 from fastapply.merge.edge_lines import consume_back, consume_forward
 from fastapply.merge.result import (
     CONFIDENCE_LINES_CLEAR,
@@ -21,7 +21,8 @@ from fastapply.merge.result import (
 )
 from fastapply.merge.splice import apply_edits
 from fastapply.merge.text import indent_of, is_blank
-from fastapply.merge.unanchored import place_unanchored
+from fastapply.merge.unanchored import CLOSERS, bracket_delta, place_unanchored
+from fastapply.merge.wrap import Wrap, apply_wraps, wrap_reading
 from fastapply.merge.whole_defs import extend_to_whole_definition, original_definitions
 
 Span = tuple[int, int, list[str]]  # (original start, end exclusive, replacement lines)
@@ -30,7 +31,21 @@ Span = tuple[int, int, list[str]]  # (original start, end exclusive, replacement
 def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False,
                 lang: str | None = None) -> Placement:
     """Place regions and splice them into orig. partial_ok: a marker-free snippet, whose unmentioned
-    head and tail stay; with markers, a missing leading/trailing marker leaves the head/tail's fate open."""
+    head and tail stay; with markers, a missing leading/trailing marker leaves the head/tail's fate open.
+    A marker indented deeper than the code it stands for, inside a new block, is first read as is;
+    if that is refused, as "this code, re-indented into the block" (wrap.py)."""
+    placed = _place_check_splice(regions, orig, partial_ok, lang)
+    reading = None if placed.ok or partial_ok else wrap_reading(regions, orig, lang)
+    if reading is None:
+        return placed
+    wrapped = _place_check_splice(reading[0], orig, partial_ok, lang, (regions, reading[1]))
+    return wrapped if wrapped.ok else placed
+
+
+def _place_check_splice(regions: list[Region], orig: list[str], partial_ok: bool, lang: str | None,
+                        wrap: tuple[list[Region], list[Wrap]] | None = None) -> Placement:
+    """One reading of the snippet: place each region, check, splice. wrap: the snippet's own regions
+    and the wraps, when `regions` are their lowered form (see wrap.py)."""
     if not regions:
         return Placement(None, ["the snippet has no content besides markers"])
     choice, margin, error = _place_regions(regions, orig, partial_ok)
@@ -52,14 +67,19 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
             refusal = first_refusal(REGION_CHECKS, fit)
             if refusal:
                 return Placement(None, [refusal])
-            span, f = (fit.start, fit.end, list(c.lines)), fit.fuzzy
+            span, f = (fit.start, fit.end, list(c.lines) + _separator_after(fit)), fit.fuzzy
         spans.append(span)
         fuzzy += f
 
     defs = original_definitions(orig, lang)  # parsed once, for the whole-definition rule and the checks
     loose = not partial_ok and _loose_markers(spans, regions, orig)
     spans = _whole_definitions(spans, regions, orig, defs, lang, not partial_ok and not loose)
-    plan = LinePlan(spans, regions, orig, defs, partial_ok, loose)
+    if wrap is not None:
+        rewrapped = apply_wraps(spans, wrap[0], regions, wrap[1], orig)
+        if isinstance(rewrapped, str):
+            return Placement(None, [rewrapped])
+        spans = rewrapped
+    plan = LinePlan(spans, regions, orig, defs, partial_ok, loose, lang)
     refusal = first_refusal(FILE_CHECKS, plan)
     if refusal:
         return Placement(None, [refusal])
@@ -68,6 +88,9 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
         return Placement(None, ["regions of the snippet overlap in the original"])
     kept_edges = (plan.head or plan.tail) and loose
     confidence, doubts = _confidence(margin, fuzzy, kept_edges)
+    if wrap is not None:
+        doubts.append("read a marker indented deeper than the code it stands for as that code, re-indented "
+                      "into the new block")
     return Placement(out, doubts, confidence,
                      reaches_end=bool(spans) and spans[-1][1] == len(orig) and not regions[-1].marker_after)
 
@@ -96,8 +119,36 @@ def _fit(i: int, regions: list[Region], c: Candidate, orig: list[str], prev_end:
                     new_lead=lead[:len(lead) - (c.start - start)] if c.start > start else lead,
                     new_trail=trail[end - (c.end + 1):],
                     next_region=regions[i + 1] if i + 1 < len(regions) else None,
-                    partial_ok=partial_ok, lang=lang, fuzzy=f_lead + f_trail)
+                    partial_ok=partial_ok, lang=lang, fuzzy=f_lead + f_trail,
+                    opened=_opened_by_new_lines(regions[:i], c.lines[:c.first], orig))
     return fit
+
+
+def _separator_after(fit: RegionFit) -> list[str]:
+    """Blank lines to put after new definitions that end a region at a marker, when original code
+    follows right there: the separator the snippet wrote before them (between the block it shows
+    and the new definition) goes after them too, as it stood between the old neighbours."""
+    trail, o = fit.trail, fit.orig
+    if not fit.region.marker_after or not fit.new_trail or is_blank(fit.new_trail[-1]) or \
+            fit.end >= len(o) or is_blank(o[fit.end]) or o[fit.end].strip() in CLOSERS:
+        return []
+    sep = 0
+    while sep < len(trail) and is_blank(trail[sep]):
+        sep += 1
+    first_new = next(x for x in fit.new_trail if not is_blank(x))
+    if len(fit.region.after_indent or "") > len(indent_of(first_new)):
+        return []  # the marker is inside the new code (its body goes on): no sibling follows here
+    if sep == 0 or not defines_something(fit.new_trail, fit.lang):
+        return []
+    return [""] * min(sep, sum(1 for x in o[fit.c.end + 1:fit.end] if is_blank(x)))
+
+
+def _opened_by_new_lines(earlier: list[Region], lead: list[str], orig: list[str]) -> int:
+    """Brackets opened and not closed by the snippet's new lines (not in the original) before a
+    region's first anchor: a `}` there may close them (a block the snippet added)."""
+    known = {x.strip() for x in orig}
+    lines = [x for r in earlier for x in r.lines] + lead
+    return sum(bracket_delta(x) for x in lines if x.strip() not in known)
 
 
 def _confidence(margin: int, fuzzy: int, kept_edges: bool) -> tuple[float, list[str]]:

@@ -68,7 +68,8 @@ def dedent(lines: list[str]) -> tuple[list[str], str]:
     for ind in indents[1:]:
         while not ind.startswith(common):
             common = common[:-1]
-    return [ln[len(common):] if ln.strip() else "" for ln in lines], common
+    # a whitespace-only line keeps what it has beyond the common prefix (the file's blank lines are data)
+    return [ln[len(common):] if ln.strip() or ln.startswith(common) else "" for ln in lines], common
 
 
 def similar(a: str, b: str, threshold: float = 0.6) -> bool:

@@ -9,7 +9,7 @@ from fastapply.merge.text import is_blank, same_subject
 CLOSERS = frozenset({"}", "};", "},", ")", ");", "]", "];", "})", "});", "end"})
 
 
-def _bracket_delta(line: str) -> int:
+def bracket_delta(line: str) -> int:
     return sum(line.count(c) for c in "{([") - sum(line.count(c) for c in "})]")
 
 
@@ -22,7 +22,7 @@ def place_closers(lines: list[str], orig: list[str], lo: int, hi: int) -> tuple[
         return None
     depth = 0
     for j in range(lo, hi):
-        depth += _bracket_delta(orig[j])
+        depth += bracket_delta(orig[j])
         if depth < 0:
             if orig[j].strip() != body[0].strip():
                 return None

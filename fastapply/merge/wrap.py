@@ -1,0 +1,162 @@
+"""The wrap reading of a marker indented deeper than the code it stands for.
+
+    def f(url):                    An agent wraps code in a new block and elides part of it:
+        a = 1                      the marker sits one level deeper than the code it stands for
+        if enabled:                (`b = 2`), i.e. it means "this code, re-indented into the
+            # ... existing code ...    new block". The shown lines after it (`c = 3`) are
+            c = 3                  re-indented too.
+        return a
+
+The reading: for placement, the shown re-indented lines are put back at the new block opener's
+level (where the wrapped code was), the regions are placed as usual, and then the shown lines get
+their snippet indentation back and the elided lines between the two regions are re-indented by the
+same step. It applies only when the original's elided code starts at the opener's level and stays
+at or below it; otherwise the caller refuses (see checks.broken_indentation_seam).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from fastapply.merge.anchor import Region
+from fastapply.merge.seams import opens_block
+from fastapply.merge.text import indent_of, is_blank
+
+
+@dataclass(frozen=True)
+class Wrap:
+    """One marker read as wrapped code: after region `i`, the step `extra` added to the elided code."""
+
+    i: int
+    level: str  # indentation of the new block's opener (and of the wrapped code in the original)
+    extra: str  # the marker's indentation beyond `level`
+
+
+def shown_wrap(lines: list[str], orig: list[str], lang: str | None) -> tuple[int, int, str] | None:
+    """A block opener in a region whose next lines are original lines one level deeper than the
+    original has them (and never has them) (`if enabled:` / `    compressor = ...`): code wrapped in the block, shown.
+    Returns (opener index, end of the wrapped run, the step) or None."""
+    where: dict[str, set[str]] = {}
+    for x in orig:
+        if not is_blank(x):
+            where.setdefault(x.strip(), set()).add(indent_of(x))
+    for k, line in enumerate(lines):
+        if is_blank(line) or not opens_block(line, lang):
+            continue
+        level = indent_of(line)
+        nxt = next((j for j in range(k + 1, len(lines)) if not is_blank(lines[j])), None)
+        if nxt is None:
+            return None
+        ind = indent_of(lines[nxt])
+        at = where.get(lines[nxt].strip(), set())
+        if len(ind) > len(level) and ind.startswith(level) and level in at and ind not in at:
+            end = nxt
+            while end < len(lines) and (is_blank(lines[end]) or len(indent_of(lines[end])) >= len(ind)):
+                end += 1
+            return k, end, ind[len(level):]
+    return None
+
+
+def wrap_reading(regions: list[Region], orig: list[str],
+                 lang: str | None) -> tuple[list[Region], list[Wrap]] | None:
+    """Regions to place under the wrap reading (their re-indented lines put back) and the wraps, or
+    None when no marker or region reads as wrapped code."""
+    wraps: list[Wrap] = []
+    lowered = list(regions)
+    for i, r in enumerate(regions):  # wraps shown whole inside a region
+        shown = shown_wrap(r.lines, orig, lang)
+        if shown is not None and shown[1] >= len(r.lines) and r.marker_after and \
+                len(r.after_indent or "") > len(indent_of(r.lines[shown[0]])):
+            shown = None  # the block goes on into the elided code: a marker wrap (below), or none
+        if shown is not None:
+            k, end, extra = shown
+            lines = list(r.lines)
+            lines[k + 1:end] = [x[len(extra):] if x.startswith(extra) else x for x in lines[k + 1:end]]
+            lowered[i] = replace(r, lines=lines, candidates=[])
+    orig_keys = {x.rstrip() for x in orig}
+    for i in range(len(regions) - 1):
+        r, nxt = regions[i], regions[i + 1]
+        if not r.marker_after or r.after_indent is None or nxt.before_indent != r.after_indent:
+            continue
+        w = _wrap_after(i, r, orig_keys, lang)
+        if w is None:
+            continue
+        wraps.append(w)
+        lowered[i] = replace(lowered[i], lines=_lower_tail(lowered[i].lines, w), candidates=[])
+        lowered[i + 1] = replace(lowered[i + 1], lines=_lower_head(lowered[i + 1].lines, w), candidates=[])
+    changed = wraps or any(a.lines is not b.lines for a, b in zip(lowered, regions))
+    return (lowered, wraps) if changed else None
+
+
+def marker_wrap(lines: list[str], marker: str, orig_keys: set[str], lang: str | None) -> tuple[str, str] | None:
+    """(opener level, step) when a region (lines) ends in a block opener, then perhaps lines inside
+    it, and the marker after it (indented `marker`) sits inside that block, deeper than the opener.
+    The lines shown inside must be mostly new or re-indented (not original lines as they stand, which
+    a common line such as `return None` may be by chance): an original opener shown with its own
+    body (a class, then a marker for what follows) is no wrap."""
+    inside = as_is = 0
+    for line in reversed(lines):
+        if is_blank(line):
+            continue
+        ind = indent_of(line)
+        if ind.startswith(marker) and len(ind) >= len(marker):
+            inside += 1  # a shown line inside the new block
+            as_is += line.rstrip() in orig_keys
+            continue
+        if opens_block(line, lang) and marker.startswith(ind) and len(marker) > len(ind) and 2 * as_is <= inside:
+            return ind, marker[len(ind):]
+        return None
+    return None
+
+
+def _wrap_after(i: int, r: Region, orig_keys: set[str], lang: str | None) -> Wrap | None:
+    found = marker_wrap(r.lines, r.after_indent or "", orig_keys, lang)
+    return Wrap(i, found[0], found[1]) if found else None
+
+
+def _lower(line: str, w: Wrap) -> str:
+    return line[len(w.extra):] if line.startswith(w.level + w.extra) else line
+
+
+def _lower_tail(lines: list[str], w: Wrap) -> list[str]:
+    """The region's last lines inside the new block, put back at the opener's level."""
+    out = list(lines)
+    k = len(out) - 1
+    while k >= 0 and (is_blank(out[k]) or out[k].startswith(w.level + w.extra)):
+        out[k] = _lower(out[k], w)
+        k -= 1
+    return out
+
+
+def _lower_head(lines: list[str], w: Wrap) -> list[str]:
+    """The next region's first lines inside the new block, put back at the opener's level."""
+    out = list(lines)
+    k = 0
+    while k < len(out) and (is_blank(out[k]) or out[k].startswith(w.level + w.extra)):
+        out[k] = _lower(out[k], w)
+        k += 1
+    return out
+
+
+def apply_wraps(spans: list[tuple[int, int, list[str]]], regions: list[Region], lowered: list[Region],
+                wraps: list[Wrap], orig: list[str]) -> list[tuple[int, int, list[str]]] | str:
+    """The spans placed under the wrap reading, with the snippet's own lines back in place and the
+    elided code of each wrap re-indented (appended to the span before it); or why the reading does
+    not fit."""
+    out = list(spans)
+    for i, (start, end, repl) in enumerate(spans):
+        if lowered[i].lines is regions[i].lines:
+            continue
+        if repl != lowered[i].lines:  # placed with a shift or extended: not the plain reading
+            return f"region {i + 1}: the wrapped lines could not be placed at their old indentation"
+        out[i] = (start, end, list(regions[i].lines))
+    for w in wraps:
+        start, lo, repl = out[w.i]
+        hi = out[w.i + 1][0]
+        code = [x for x in orig[lo:hi] if not is_blank(x)]
+        if not code or indent_of(code[0]) != w.level or not all(x.startswith(w.level) for x in code):
+            return (f"the marker after region {w.i + 1} is indented deeper than the code it stands for, "
+                    "which does not sit at the new block's level: cannot re-indent it")
+        # the elided code joins region i's span, re-indented: spans stay one per region
+        out[w.i] = (start, hi, repl + [w.extra + x if not is_blank(x) else x for x in orig[lo:hi]])
+    return out
