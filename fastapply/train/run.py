@@ -62,10 +62,11 @@ def load_session(cfg: TrainConfig) -> Session:
 
     # By default, the default model's base (the default itself may carry the adapter being retrained).
     spec, path = resolve_weights(cfg.model or ModelSpec.load(DEFAULT_MODEL).weights_name)
-    if spec.adapter and cfg.model and not Path(cfg.model).exists():
+    is_dir = cfg.model is not None and Path(cfg.model).exists()
+    if spec.adapter and not is_dir:
         raise ApplyError("invalid_argument", f"model {cfg.model!r} already carries an adapter; train on its base "
                                              f"{spec.weights_name!r} (with --init-adapter to start from it)")
-    base_name = spec.weights_name if not Path(cfg.model or "").exists() else Path(cfg.model).name
+    base_name = Path(cfg.model).name if is_dir else spec.weights_name
     device, dtype, _ = pick_device_dtype(cfg.device, cfg.dtype)
     torch_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
     tok = AutoTokenizer.from_pretrained(path)
