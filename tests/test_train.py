@@ -300,3 +300,15 @@ def test_train_command_end_to_end(tiny_dir, tmp_path, capsys):
     bad.write_text("{}\n")
     assert main(["train", "--data", str(bad), "--model", str(tiny_dir), "--out", str(tmp_path / "x")]) == 1
     assert "bad.jsonl:1: missing" in capsys.readouterr().err
+
+
+def test_the_shipped_adapter_is_small_and_made_for_its_base():
+    from fastapply.adapters import read_meta
+    from fastapply.models import SPECS_DIR
+
+    if not (SPECS_DIR / "gemma3-270m-apply.toml").is_file():
+        pytest.skip("no shipped adapter spec")
+    spec = ModelSpec.load("gemma3-270m-apply")
+    meta = read_meta(spec.adapter_dir())
+    assert meta["base_model"] == spec.weights_name == "gemma3-270m" and spec.stop == SPEC.stop
+    assert sum(p.stat().st_size for p in spec.adapter_dir().iterdir()) < 16 * 2**20
