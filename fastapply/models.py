@@ -19,7 +19,7 @@ from pathlib import Path
 
 from fastapply.types import ApplyError
 
-DEFAULT_MODEL = "gemma3-270m"
+DEFAULT_MODEL = "gemma3-270m-apply"
 
 
 def _specs_dir() -> Path:
