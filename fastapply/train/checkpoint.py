@@ -7,6 +7,7 @@ which the next run removes. Resuming takes the highest complete step.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -95,6 +96,9 @@ def export_adapter(ckpt: Path, dest: Path, dtype: torch.dtype = torch.bfloat16) 
     def write(tmp: Path) -> None:
         weights = load_file(ckpt / "adapter_model.safetensors")
         save_file({k: v.to(dtype).contiguous() for k, v in weights.items()}, tmp / "adapter_model.safetensors")
-        for name in ("adapter_config.json", "fastapply_adapter.json"):
-            shutil.copy(ckpt / name, tmp / name)
+        shutil.copy(ckpt / "fastapply_adapter.json", tmp / "fastapply_adapter.json")
+        # peft records the base's local path; the shipped copy names the base model instead.
+        config = json.loads((ckpt / "adapter_config.json").read_text())
+        config["base_model_name_or_path"] = json.loads((ckpt / "fastapply_adapter.json").read_text())["base_model"]
+        (tmp / "adapter_config.json").write_text(json.dumps(config, indent=2) + "\n")
     return atomic_dir(dest, write)
