@@ -312,3 +312,25 @@ def test_the_shipped_adapter_is_small_and_made_for_its_base():
     meta = read_meta(spec.adapter_dir())
     assert meta["base_model"] == spec.weights_name == "gemma3-270m" and spec.stop == SPEC.stop
     assert sum(p.stat().st_size for p in spec.adapter_dir().iterdir()) < 16 * 2**20
+
+
+def test_merged_weights_dir_is_built_once_per_adapter(tiny_dir, tmp_path, monkeypatch):
+    from fastapply import models
+    from fastapply.train.run import run_training
+
+    last = run_training(train_cfg(tiny_dir, tmp_path, "m", 1, dtype="fp32"), log=lambda _: None)
+    (tmp_path / "x.toml").write_text(f'name = "x"\nbase = "gemma3-270m"\nadapter = "{last}"\n')
+    spec = ModelSpec.load(str(tmp_path / "x.toml"))
+    monkeypatch.setattr(models, "resolve_weights", lambda name: (spec, tiny_dir))
+    monkeypatch.setenv("FASTAPPLY_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(ApplyError, match="trained on base model"):  # the run's base is the directory's name
+        models.merged_weights_dir(spec)
+    spec = ModelSpec(**{**spec.__dict__, "base": tiny_dir.name})
+    out = models.merged_weights_dir(spec)
+    assert out.parent == tmp_path / "cache" / "merged" and (out / "config.json").is_file()
+    assert models.merged_weights_dir(spec) == out  # cached
+    tok = char_tokenizer()
+    ex = encode(case(3), SPEC, tok)
+    ids = list(ex.input_ids[:ex.n_prompt])
+    assert greedy(load_causal_lm(out, torch.float32), ids) == greedy(
+        apply_adapter(load_causal_lm(tiny_dir, torch.float32), last, tiny_dir.name), ids)
