@@ -23,7 +23,7 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 setup: $(STAMP)
 
 demo: setup
-	@echo "== fastapply apply (speculative engine, embedded model gemma3-270m, fp32 on CPU) =="
+	@echo "== fastapply apply (speculative engine, embedded model gemma3-270m-apply: Gemma 3 270M + the shipped LoRA adapter, fp32 on CPU) =="
 	@# --force: print the model's file even when validation flags it (the embedded base model
 	@# copies well but often does not apply the edit; see README "Models").
 	$(BIN)/fastapply apply examples/demo/app.py --update examples/demo/update.py --force

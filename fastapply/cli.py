@@ -25,7 +25,9 @@ from fastapply.cli_common import (  # noqa: F401  (re-exported: front-ends used 
 )
 
 # Modules with `register(subparsers)`; each adds its subcommands with `set_defaults(func=...)`.
-FRONTENDS: tuple[str, ...] = ("fastapply.codemod.cli", "fastapply.grpc_cli", "fastapply.data.cli")
+FRONTENDS: tuple[str, ...] = (
+    "fastapply.codemod.cli", "fastapply.grpc_cli", "fastapply.data.cli", "fastapply.train.cli",
+)
 
 
 def cmd_apply(args) -> int:

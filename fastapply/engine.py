@@ -94,9 +94,7 @@ class ModelEngine:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
     def prompt_ids(self, req: ApplyRequest) -> list[int]:
-        text = self.spec.render(self.tokenizer, req.original, req.update, req.instruction)
-        # A chat template writes its own BOS; a completion prompt needs the tokenizer's.
-        return self.tokenizer(text, add_special_tokens=self.spec.format != "chat")["input_ids"]
+        return self.spec.prompt_ids(self.tokenizer, req.original, req.update, req.instruction)
 
     def budget(self, req: ApplyRequest, prompt_len: int, encode: Callable[[str], list[int]] | None = None) -> int:
         if req.max_output_tokens:

