@@ -51,8 +51,6 @@ def vllm_weights(name_or_path: str | None) -> tuple[ModelSpec, Path]:
 
 def check_options(device: str, tensor_parallel_size: int, max_draft: int, speculation: str) -> None:
     """Refuse, before anything loads, what vLLM would refuse late or obscurely."""
-    if importlib.util.find_spec("vllm") is None:
-        raise ApplyError("unavailable", f"the vllm backend needs vLLM, which is not installed: {INSTALL_HINT}")
     if speculation not in SPECULATION:
         raise ApplyError("invalid_argument", f"speculation must be one of {', '.join(SPECULATION)}, not {speculation!r}")
     if not 1 <= max_draft <= MAX_DRAFT_LIMIT:
@@ -67,6 +65,8 @@ def check_options(device: str, tensor_parallel_size: int, max_draft: int, specul
     if tensor_parallel_size > 1 and tensor_parallel_size > gpus:
         raise ApplyError("invalid_argument", f"--tensor-parallel-size {tensor_parallel_size} needs that many GPUs; "
                                              f"this machine has {gpus}")
+    if importlib.util.find_spec("vllm") is None:
+        raise ApplyError("unavailable", f"the vllm backend needs vLLM, which is not installed: {INSTALL_HINT}")
 
 
 def _gpu_count() -> int:

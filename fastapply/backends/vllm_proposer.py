@@ -82,10 +82,15 @@ class ProposerCore:
         return len(self._requests)
 
     def _lookup(self, row: np.ndarray) -> _Request | None:
-        head = _digest(row[:HEAD_TOKENS])
-        for (h, key_len, key), state in self._requests.items():
-            if h == head and len(row) >= key_len and _digest(row[:key_len]) == key:
-                self._requests.move_to_end((h, key_len, key))
+        heads: dict[int, bytes] = {}  # a row's head digest per head length (short keys have short heads)
+        for (head, key_len, key), state in self._requests.items():
+            n = min(HEAD_TOKENS, key_len)
+            if len(row) < key_len:
+                continue
+            if n not in heads:
+                heads[n] = _digest(row[:n])
+            if heads[n] == head and _digest(row[:key_len]) == key:
+                self._requests.move_to_end((head, key_len, key))
                 return state
         return None
 
@@ -96,7 +101,7 @@ class ProposerCore:
         state = _Request(key_len, _digest(row[:key_len]), sources)
         if sources is not None:
             state.drafter = SourceDrafter(sources, k_max=self.k_max)
-        self._requests[(_digest(row[:HEAD_TOKENS]), key_len, state.key)] = state
+        self._requests[(_digest(row[:min(HEAD_TOKENS, key_len)]), key_len, state.key)] = state
         while len(self._requests) > MAX_REQUESTS:
             self._requests.popitem(last=False)
         return state
