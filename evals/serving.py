@@ -36,6 +36,11 @@ from evals.load import SMALL_CASES, CallFailed, GrpcCaller, wait_serving
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = ("hf", "vllm_fastapply", "vllm_plain", "vllm_ngram")
+# Configurations measured side by side (servers up together, batches interleaved). One vLLM server
+# holds ~3-4 GiB on CPU, so the HF engine comes in a second group, beside vLLM + proposer again.
+GROUPS = (("vllm_fastapply", "vllm_plain", "vllm_ngram"), ("vllm_fastapply", "hf"))
+ORDER = ("groups of servers up together; in a group the cases go in batches of N (one per client), each batch "
+         "on every config in turn, the order rotated by one per batch; ratios are taken within one group")
 CALL_TIMEOUT_S = 3600.0  # one request; plain vLLM on two CPU cores runs a 1k-token file for minutes
 
 
@@ -94,30 +99,44 @@ def run_batch(target: str, batch: list[dict]) -> tuple[float, list[dict]]:
     return wall, records
 
 
-def summarize(results: dict, clients: list[int]) -> dict:
-    """The summary block: tokens/s per configuration and client count, `identical`, and the ratios."""
-    tps: dict[str, dict[str, float | None]] = {}
-    for config, by_n in results.items():
-        tps[config] = {}
-        for n, r in by_n.items():
-            tps[config][n] = round(r["tokens"] / r["seconds"], 2) if r["seconds"] > 0 else None
+def summarize(results: dict) -> dict:
+    """The summary block from `results[group][config][n]`: tokens/s per configuration and client
+    count (from the first group that ran it), `identical`, and the ratios, each within one group."""
+    tps: dict[str, dict[str, float]] = {}
+    by_group: dict[str, dict[str, dict[str, float]]] = {}
+    for group, configs in results.items():
+        for config, by_n in configs.items():
+            for n, r in by_n.items():
+                if r["seconds"] > 0:
+                    v = round(r["tokens"] / r["seconds"], 2)
+                    by_group.setdefault(group, {}).setdefault(config, {})[n] = v
+                    tps.setdefault(config, {}).setdefault(n, v)
 
     def ratio(a: str, b: str, n: int) -> float | None:
-        x, y = tps.get(a, {}).get(str(n)), tps.get(b, {}).get(str(n))
-        return round(x / y, 3) if x and y else None
+        for figures in by_group.values():  # both measured in the same group: the same machine load
+            x, y = figures.get(a, {}).get(str(n)), figures.get(b, {}).get(str(n))
+            if x and y:
+                return round(x / y, 3)
+        return None
 
     return {"identical": identical(results, "vllm_fastapply", "vllm_plain"),
             "hf_identical_to_vllm_plain": identical(results, "hf", "vllm_plain"),
-            "tokens_per_s": tps,
+            "tokens_per_s": tps, "tokens_per_s_by_group": by_group,
             "vllm_vs_hf_8_clients": ratio("vllm_fastapply", "hf", 8),
             "speedup_vs_vllm_plain_1_client": ratio("vllm_fastapply", "vllm_plain", 1),
             "speedup_vs_vllm_ngram_1_client": ratio("vllm_fastapply", "vllm_ngram", 1)}
 
 
 def identical(results: dict, a: str, b: str) -> bool | None:
-    """Did `a` and `b` give the same file and token count for every case they both ran (None: no case)?"""
-    pairs = [(ra, rb) for n in results.get(a, {}) if n in results.get(b, {})
-             for ra, rb in zip(results[a][n]["cases"], results[b][n]["cases"], strict=False)]
+    """Did `a` and `b` give the same file and token count for every case both ran, in any group
+    and at any client count (None: no case in common)?"""
+    runs: dict[str, list[dict]] = {a: [], b: []}
+    for configs in results.values():
+        for config in (a, b):
+            for r in configs.get(config, {}).values():
+                runs[config] += r["cases"]
+    ref = {x["id"]: x for x in runs[b]}
+    pairs = [(x, ref[x["id"]]) for x in runs[a] if x["id"] in ref]
     if not pairs:
         return None
     return all("error" not in x and "error" not in y and x["merged"] == y["merged"] and x["tokens"] == y["tokens"]
@@ -128,44 +147,57 @@ def run(args) -> dict:
     cases = load_cases(args.cases, args.limit, args.max_lines)
     if not cases:
         raise SystemExit(f"no cases in {args.cases} (with --max-lines {args.max_lines})")
+    for i, c in enumerate(cases):
+        c.setdefault("id", f"case-{i}")
     clients = [int(x) for x in args.clients.split(",")]
     configs = [c for c in args.configs.split(",") if c]
     bad = sorted(set(configs) - set(CONFIGS))
     if bad:
         raise SystemExit(f"unknown config(s) {', '.join(bad)}; use {', '.join(CONFIGS)}")
+    groups = [[c for c in group if c in configs] for group in GROUPS]
+    groups = [g for g in groups if g]
     log_dir = Path(args.json).with_suffix("") if args.json else Path("/tmp/fastapply-serving")
     log_dir.mkdir(parents=True, exist_ok=True)
-    out = {"cases": [c.get("id") for c in cases], "clients": clients, "configs": configs, "max_draft": args.max_draft,
-           "model": args.model or "default", "order": "batches of N cases; each batch on every config in turn, "
-           "the order rotated by one per batch", "server_ready_s": {}, "results": {}}
-    procs: list[subprocess.Popen] = []
-    targets: dict[str, str] = {}
+    out = {"cases": [c["id"] for c in cases], "clients": clients, "configs": configs, "max_draft": args.max_draft,
+           "model": args.model or "default", "groups": groups, "order": ORDER, "server_ready_s": {}, "results": {}}
+    servers: dict[str, tuple[subprocess.Popen, str]] = {}
     try:
-        for config in configs:
-            t0 = time.monotonic()
-            proc, target = start_server(config, args, log_dir)
-            procs.append(proc)
-            wait_serving(target, proc)
-            targets[config] = target
-            # One small request first: first-call costs stay out of the measured batches.
-            run_batch(target, [{"original": SMALL_CASES[0][0], "update": SMALL_CASES[0][1], "language": "python"}])
-            out["server_ready_s"][config] = round(time.monotonic() - t0, 1)
-            print(f"{config}: serving on {target}, ready and warm after {out['server_ready_s'][config]} s", flush=True)
-        measure(out, cases, clients, configs, targets, args)
+        for gi, group in enumerate(groups):
+            for config in [c for c in servers if c not in group]:  # free the memory before the next server
+                stop_server(servers.pop(config)[0])
+            for config in [c for c in group if c not in servers]:
+                servers[config] = ready_server(config, args, log_dir, out)
+            # The last group (the HF engine beside vLLM) runs its largest client count first.
+            counts = sorted(clients, reverse=True) if gi and len(groups) > 1 else clients
+            measure(out, "+".join(group), cases, counts, group, {c: servers[c][1] for c in group}, args)
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        for proc, _ in servers.values():
+            stop_server(proc)
     return out
 
 
-def measure(out: dict, cases: list[dict], clients: list[int], configs: list[str], targets: dict[str, str],
-            args) -> None:
-    results = out["results"]
+def ready_server(config: str, args, log_dir: Path, out: dict) -> tuple[subprocess.Popen, str]:
+    t0 = time.monotonic()
+    proc, target = start_server(config, args, log_dir)
+    wait_serving(target, proc)
+    # One small request first: first-call costs stay out of the measured batches.
+    run_batch(target, [{"original": SMALL_CASES[0][0], "update": SMALL_CASES[0][1], "language": "python"}])
+    out["server_ready_s"][config] = round(time.monotonic() - t0, 1)
+    print(f"{config}: serving on {target}, ready and warm after {out['server_ready_s'][config]} s", flush=True)
+    return proc, target
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def measure(out: dict, group_name: str, cases: list[dict], clients: list[int], configs: list[str],
+            targets: dict[str, str], args) -> None:
+    results = out["results"].setdefault(group_name, {})
     for ci, n in enumerate(clients):
         batches = [cases[i:i + n] for i in range(0, len(cases), n)]
         for b, batch in enumerate(batches):
@@ -177,9 +209,10 @@ def measure(out: dict, cases: list[dict], clients: list[int], configs: list[str]
                 r["seconds"] = round(r["seconds"] + wall, 3)
                 r["cases"] += records
                 errors = [x["error"] for x in records if "error" in x]
-                print(f"{n} client(s) batch {b + 1}/{len(batches)} {config}: {sum(x.get('tokens', 0) for x in records)} "
-                      f"tokens in {wall:.1f} s{' errors ' + ','.join(errors) if errors else ''}", flush=True)
-                out["summary"] = summarize(results, clients)
+                print(f"[{group_name}] {n} client(s) batch {b + 1}/{len(batches)} {config}: "
+                      f"{sum(x.get('tokens', 0) for x in records)} tokens in {wall:.1f} s"
+                      f"{' errors ' + ','.join(errors) if errors else ''}", flush=True)
+                out["summary"] = summarize(out["results"])
                 if args.json:
                     write_json(args.json, out)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import queue
 import threading
 import time
@@ -34,7 +35,12 @@ SPECULATION = ("fastapply", "ngram", "none")  # our proposer, vLLM's own n-gram 
 MAX_DRAFT_LIMIT = 128  # vLLM's verifier asserts num_speculative_tokens <= 128
 DEFAULT_MAX_DRAFT = 32
 DEFAULT_MAX_MODEL_LEN = 8192  # tokens of prompt + output per request
-CPU_KV_CACHE_GIB = 2  # KV cache reserved in RAM on CPU (Gemma-3-270M fp32: ~36 KiB per token)
+CPU_KV_CACHE_GIB = 1  # KV cache reserved in RAM on CPU (Gemma-3-270M fp32: ~36 KiB per token, ~29k tokens)
+# Tokens per engine step on CPU. Each may need a row of logits (Gemma 3: 262k vocabulary, 1 MiB in
+# fp32), and vLLM sizes its buffers for a full step: 512 keeps the worker near 3 GiB, and still
+# holds 8 requests verifying 32 drafts each (8 x 33 tokens).
+CPU_MAX_BATCHED_TOKENS = 512
+CPU_MAX_SEQS = 16
 CPU_MEMORY_UTILIZATION = 0.5  # vLLM reads it as the share of RAM on CPU; above 0.5 fails on 24 GiB
 GPU_MEMORY_UTILIZATION = 0.85
 POLL_S = 0.05  # how often a waiting request looks at should_stop()
@@ -91,8 +97,8 @@ def engine_args(path: Path, spec: ModelSpec, device: str, dtype: str, tensor_par
     if device.startswith("cuda"):
         args["gpu_memory_utilization"] = GPU_MEMORY_UTILIZATION
     else:
-        args["gpu_memory_utilization"] = CPU_MEMORY_UTILIZATION
-        args["kv_cache_memory_bytes"] = CPU_KV_CACHE_GIB << 30
+        args.update(gpu_memory_utilization=CPU_MEMORY_UTILIZATION, kv_cache_memory_bytes=CPU_KV_CACHE_GIB << 30,
+                    max_num_batched_tokens=CPU_MAX_BATCHED_TOKENS, max_num_seqs=CPU_MAX_SEQS)
     return args
 
 
@@ -140,6 +146,8 @@ class VLLMEngine(SpecEngine):
         speculation, max_model_len = opts["speculation"], opts["max_model_len"]
         spec, path = vllm_weights(name)
         args = engine_args(path, spec, device, dtype, tensor_parallel_size, max_draft, speculation, max_model_len)
+        # vLLM's newer model runner (V2, chosen on GPUs with Triton) has no ngram or custom_class proposer.
+        os.environ.setdefault("VLLM_USE_V2_MODEL_RUNNER", "0")
         loop = _LoopThread()
         try:
             llm = loop.submit(_start_llm(args)).result()
