@@ -3,20 +3,22 @@
     .venv/bin/python -m evals.serving --cases ../shared/evals/commits_dev.jsonl --limit 8 --max-lines 120 \\
         --clients 1,8 --json /tmp/serving.json
 
-Starts one `fastapply serve` per configuration (all four stay up; an idle vLLM server sleeps) and
-sends the same cases, greedy, through the gRPC server with N concurrent clients:
+Starts `fastapply serve` for each configuration and sends the same cases, greedy, through the
+gRPC server with N concurrent clients:
 
 - `hf`: fastapply's own engine (`--backend hf`, speculative, drafted by the structural merge);
 - `vllm_fastapply`: vLLM with fastapply's drafter as its custom proposer (`--backend vllm`);
 - `vllm_plain`: vLLM without speculation (`--speculation none`);
 - `vllm_ngram`: vLLM's own `ngram` proposer at the same K (`--speculation ngram`).
 
-Fair load on a shared machine: the cases go in batches of N (one case per client); every batch
-runs on each configuration in turn, and the order of the configurations rotates by one from
-batch to batch (and starts one further on for each client count), so that a change in the
-machine's load falls on every configuration alike. Output tokens/s of a configuration at N
-clients = its output tokens / its batches' wall time. `identical`: every case's merged file and
-output token count from vLLM + proposer equal those of vLLM without speculation. The JSON is
+Fair load on a shared machine: configurations run in pairs, both servers up at once (an idle
+vLLM server sleeps): vLLM + proposer beside plain vLLM, then beside ngram, then beside HF. In a
+pair the cases go in batches of N (one case per client); each batch runs on both servers in turn,
+the order swapped from batch to batch, so that a change in the machine's load falls on both
+alike; every ratio is taken within one pair. Output tokens/s of a configuration at N clients =
+its output tokens / its batches' wall time (`tokens_per_s` gives each configuration's figure from
+the first pair that measured it; `tokens_per_s_by_group` all). `identical`: every case's merged
+file and output token count from vLLM + proposer equal those of vLLM without speculation. The JSON is
 rewritten after each batch, so an interrupted run leaves what it measured.
 """
 
@@ -37,10 +39,11 @@ from evals.load import SMALL_CASES, CallFailed, GrpcCaller, wait_serving
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = ("hf", "vllm_fastapply", "vllm_plain", "vllm_ngram")
 # Configurations measured side by side (servers up together, batches interleaved). One vLLM server
-# holds ~3-4 GiB on CPU, so the HF engine comes in a second group, beside vLLM + proposer again.
-GROUPS = (("vllm_fastapply", "vllm_plain", "vllm_ngram"), ("vllm_fastapply", "hf"))
-ORDER = ("groups of servers up together; in a group the cases go in batches of N (one per client), each batch "
-         "on every config in turn, the order rotated by one per batch; ratios are taken within one group")
+# holds ~7 GiB of RAM on CPU (front process, engine core, worker), so two at a time: vLLM +
+# proposer beside each other configuration in turn, and every ratio is taken within one pair.
+GROUPS = (("vllm_fastapply", "vllm_plain"), ("vllm_fastapply", "vllm_ngram"), ("vllm_fastapply", "hf"))
+ORDER = ("pairs of servers up together; in a pair the cases go in batches of N (one per client), each batch "
+         "on both in turn, the order swapped per batch; ratios are taken within one pair")
 CALL_TIMEOUT_S = 3600.0  # one request; plain vLLM on two CPU cores runs a 1k-token file for minutes
 
 
@@ -162,13 +165,13 @@ def run(args) -> dict:
            "model": args.model or "default", "groups": groups, "order": ORDER, "server_ready_s": {}, "results": {}}
     servers: dict[str, tuple[subprocess.Popen, str]] = {}
     try:
-        for gi, group in enumerate(groups):
+        for group in groups:
             for config in [c for c in servers if c not in group]:  # free the memory before the next server
                 stop_server(servers.pop(config)[0])
             for config in [c for c in group if c not in servers]:
                 servers[config] = ready_server(config, args, log_dir, out)
-            # The last group (the HF engine beside vLLM) runs its largest client count first.
-            counts = sorted(clients, reverse=True) if gi and len(groups) > 1 else clients
+            # The HF pair runs its largest client count first (its 8-client leg is the slowest to come).
+            counts = sorted(clients, reverse=True) if "hf" in group and len(groups) > 1 else clients
             measure(out, "+".join(group), cases, counts, group, {c: servers[c][1] for c in group}, args)
     finally:
         for proc, _ in servers.values():
