@@ -42,7 +42,7 @@ CPU_KV_CACHE_GIB = 1  # KV cache reserved in RAM on CPU (Gemma-3-270M fp32: ~36 
 CPU_MAX_BATCHED_TOKENS = 512
 CPU_MAX_SEQS = 16
 CPU_MEMORY_UTILIZATION = 0.5  # vLLM reads it as the share of RAM on CPU; above 0.5 fails on 24 GiB
-GPU_MEMORY_UTILIZATION = 0.85
+GPU_MEMORY_UTILIZATION = 0.85  # $FASTAPPLY_VLLM_GPU_MEMORY overrides it (two servers on one GPU: 0.4 each)
 POLL_S = 0.05  # how often a waiting request looks at should_stop()
 PROPOSER = "fastapply.backends.vllm_proposer.FastApplyProposer"
 _DEFAULTS = {"tensor_parallel_size": 1, "max_draft": DEFAULT_MAX_DRAFT, "speculation": "fastapply",
@@ -95,7 +95,7 @@ def engine_args(path: Path, spec: ModelSpec, device: str, dtype: str, tensor_par
                 speculative_config=spec_config, additional_config={CONFIG_KEY: {"spec": spec.name}},
                 disable_log_stats=True)
     if device.startswith("cuda"):
-        args["gpu_memory_utilization"] = GPU_MEMORY_UTILIZATION
+        args["gpu_memory_utilization"] = float(os.environ.get("FASTAPPLY_VLLM_GPU_MEMORY", GPU_MEMORY_UTILIZATION))
     else:
         args.update(gpu_memory_utilization=CPU_MEMORY_UTILIZATION, kv_cache_memory_bytes=CPU_KV_CACHE_GIB << 30,
                     max_num_batched_tokens=CPU_MAX_BATCHED_TOKENS, max_num_seqs=CPU_MAX_SEQS)
