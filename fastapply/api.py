@@ -72,6 +72,24 @@ class Applier:
                                                **self.backend_options)
         return self._engine
 
+    def check(self) -> None:
+        """Refuse bad backend options now (ApplyError), without loading the model, if the engine
+        class can tell (`check(device, dtype, **options)`)."""
+        from fastapply.backends import engine_class
+
+        check = getattr(engine_class(self.backend), "check", None)
+        if check is not None:
+            check(self._device, self._dtype, **self.backend_options)
+
+    @property
+    def concurrent(self) -> bool:
+        """Does the engine batch concurrent requests itself (no model lock, no server queue)?"""
+        if self._engine is not None:
+            return bool(getattr(self._engine, "concurrent", False))
+        from fastapply.backends import engine_class
+
+        return bool(getattr(engine_class(self.backend), "concurrent", False))
+
     @property
     def model_loaded(self) -> bool:
         return self._engine is not None
@@ -87,4 +105,7 @@ class Applier:
         yield from run(lambda: self.model, self.model_lock, req, should_stop)
 
     def close(self) -> None:
-        """Nothing to release: the model goes with the Applier (the surface `RemoteApplier` shares)."""
+        """Release the engine if it holds processes (vLLM's workers); the surface `RemoteApplier` shares."""
+        close = getattr(self._engine, "close", None)
+        if close is not None:
+            close()

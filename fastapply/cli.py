@@ -9,14 +9,16 @@ import argparse
 import importlib
 import sys
 
-from fastapply.api import Applier, ApplyError
+from fastapply.api import ApplyError
 from fastapply.models import check_model_name
 from fastapply.cli_common import (  # noqa: F401  (re-exported: front-ends used to import them from here)
     EXIT_CODES,
     EXIT_FAIL,
     EXIT_USAGE,
     add_apply_output_args,
+    add_backend_args,
     add_model_args,
+    applier_from_args,
     add_request_args,
     finish_apply,
     read_apply_inputs,
@@ -33,8 +35,11 @@ FRONTENDS: tuple[str, ...] = (
 def cmd_apply(args) -> int:
     src, req = read_apply_inputs(args)
     check_model_name(args.model)  # a bad --model is an error even when the merge needs no model
-    applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype)
-    return finish_apply(args, src, applier.apply_stream(req))
+    applier = applier_from_args(args)
+    try:
+        return finish_apply(args, src, applier.apply_stream(req))
+    finally:
+        applier.close()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_apply_output_args(p)
     add_request_args(p)
     add_model_args(p)
+    add_backend_args(p)
     p.set_defaults(func=cmd_apply)
     for mod in FRONTENDS:
         importlib.import_module(mod).register(sub)

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from fastapply.api import (
     DEFAULT_ENGINE,
+    Applier,
     ENGINES,
     ApplyError,
     ApplyRequest,
@@ -46,6 +47,34 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
     p.add_argument("--dtype", default=None, choices=["fp32", "bf16", "fp16"],
                    help="default: fp32 on CPU (exact), bf16 on CUDA")
+
+
+def add_backend_args(p: argparse.ArgumentParser) -> None:
+    """The model backend and the vLLM backend's options (`fastapply apply`, `fastapply serve`)."""
+    p.add_argument("--backend", default="hf", choices=["hf", "vllm"],
+                   help="hf: fastapply's own decode loop (default); vllm: vLLM's engine with fastapply's "
+                        "drafter as its proposer (continuous batching; install with `make vllm`)")
+    p.add_argument("--tensor-parallel-size", type=int, default=None, help="vllm: split the model over N GPUs")
+    p.add_argument("--max-draft", type=int, default=None, help="vllm: draft tokens per step at most, 1-128 (default 32)")
+    p.add_argument("--speculation", default=None, choices=["fastapply", "ngram", "none"],
+                   help="vllm: the proposer: fastapply's drafter (default), vLLM's ngram, or none")
+
+
+_VLLM_OPTIONS = ("tensor_parallel_size", "max_draft", "speculation")
+
+
+def applier_from_args(args) -> Applier:
+    """The Applier of a command's model arguments; bad backend options fail here, before anything starts."""
+    backend = getattr(args, "backend", "hf")
+    options = {k: getattr(args, k) for k in _VLLM_OPTIONS if getattr(args, k, None) is not None}
+    if options and backend != "vllm":
+        flags = ", ".join("--" + k.replace("_", "-") for k in options)
+        raise ApplyError("usage", f"{flags}: only with --backend vllm")
+    applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype, backend=backend,
+                      backend_options=options)
+    if backend != "hf":  # the hf engine has nothing to check before loading (and importing it costs torch)
+        applier.check()
+    return applier
 
 
 def add_request_args(p: argparse.ArgumentParser) -> None:

@@ -7,13 +7,13 @@ and `drafter_factory(sources, k_max=...)` builds the `Drafter` for each request.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from fastapply.backends.base import Backend
 from fastapply.backends.hf import HFBackend
 from fastapply.decode import DecodeConfig, decode
 from fastapply.draft import DrafterFactory, SourceDrafter
-from fastapply.models import LoadedModel, load_model
+from fastapply.models import LoadedModel, ModelSpec, load_model
 from fastapply.types import ApplyError, ApplyRequest, Finding, Stats, TextDelta
 
 # Output budget on top of original + update tokens: the merged file can only be longer than the
@@ -58,33 +58,19 @@ def make_stop_check(stops: Sequence[str], text: TokenText) -> Callable[[list[int
     return check
 
 
-class ModelEngine:
-    # One request at a time: the pipeline serialises callers on the model lock.
-    concurrent = False
+class SpecEngine:
+    """What every model engine shares around its decoder: the spec's prompt, the output budget, the
+    stop rule, and the verified tokens turned into streamed, extracted text. The vLLM engine
+    (`fastapply.backends.vllm`) reuses it, so both engines give the same results."""
 
-    def __init__(self, loaded: LoadedModel, backend_factory: Callable[..., Backend] = HFBackend,
-                 drafter_factory: DrafterFactory = SourceDrafter):
-        self.loaded = loaded
-        self.spec = loaded.spec
-        self.tokenizer = loaded.tokenizer
-        self.backend = backend_factory(loaded.model, loaded.device)
-        self.drafter_factory = drafter_factory
-        self.token_text = TokenText(self.tokenizer)
-        gc = getattr(loaded.model, "generation_config", None)
-        eos = getattr(gc, "eos_token_id", None) or self.tokenizer.eos_token_id
+    def __init__(self, spec: ModelSpec, tokenizer, eos, max_positions: int):
+        self.spec = spec
+        self.tokenizer = tokenizer
+        self.token_text = TokenText(tokenizer)
+        eos = eos or tokenizer.eos_token_id
         self.stop_ids = frozenset(eos if isinstance(eos, list) else [eos] if eos is not None else [])
-        self.stop_check = make_stop_check(self.spec.stop, self.token_text)
-        cfg = loaded.model.config.get_text_config()
-        self.max_positions = getattr(cfg, "max_position_embeddings", None) or 4096
-
-    @classmethod
-    def load(cls, name: str | None = None, device: str | None = None, dtype: str | None = None,
-             **options) -> ModelEngine:
-        """`options`: keyword arguments of the constructor (`backend_factory`, `drafter_factory`)."""
-        unknown = sorted(set(options) - {"backend_factory", "drafter_factory"})
-        if unknown:
-            raise ApplyError("invalid_argument", f"the hf backend has no option(s) {', '.join(unknown)}")
-        return cls(load_model(name, device=device, dtype=dtype), **options)
+        self.stop_check = make_stop_check(spec.stop, self.token_text)
+        self.max_positions = max_positions
 
     @property
     def name(self) -> str:
@@ -108,6 +94,58 @@ class ModelEngine:
                                          "longer-context model")
         return want
 
+    def finished(self, out: list[int]) -> bool:
+        """Did the output end on a stop token or stop string (rather than run out of budget)?"""
+        return bool(out) and (out[-1] in self.stop_ids or self.stop_check(out, 1) is not None)
+
+    def text_events(self, chunks: Iterable[list[int]]) -> Iterator[TextDelta | tuple[str, list[Finding]]]:
+        """Verified token chunks -> TextDelta events as text is verified, then one (merged, findings)."""
+        out: list[int] = []
+        sent = ""
+        for new in chunks:
+            out.extend(new)
+            raw = self.tokenizer.decode(out, skip_special_tokens=True)
+            # A multi-byte character split across tokens decodes as U+FFFD until it is complete.
+            visible = self.spec.extract(raw.rstrip("\ufffd"), final=False)
+            if len(visible) > len(sent):
+                yield TextDelta(visible[len(sent):])
+                sent = visible
+        raw = self.tokenizer.decode(out, skip_special_tokens=True)
+        merged = self.spec.extract(raw, final=True)
+        findings = []
+        if not self.finished(out):
+            findings.append(Finding("truncated", f"the model did not finish within {len(out)} tokens; "
+                                                 "the output is incomplete"))
+        if merged[:len(sent)] != sent:  # cannot happen with a prefix-stable extract; guards the stream contract
+            findings.append(Finding("stream", "final text does not extend the streamed text"))
+        elif len(merged) > len(sent):
+            yield TextDelta(merged[len(sent):])
+        yield merged, findings
+
+
+class ModelEngine(SpecEngine):
+    # One request at a time: the pipeline serialises callers on the model lock.
+    concurrent = False
+
+    def __init__(self, loaded: LoadedModel, backend_factory: Callable[..., Backend] = HFBackend,
+                 drafter_factory: DrafterFactory = SourceDrafter):
+        gc = getattr(loaded.model, "generation_config", None)
+        cfg = loaded.model.config.get_text_config()
+        super().__init__(loaded.spec, loaded.tokenizer, getattr(gc, "eos_token_id", None),
+                         getattr(cfg, "max_position_embeddings", None) or 4096)
+        self.loaded = loaded
+        self.backend = backend_factory(loaded.model, loaded.device)
+        self.drafter_factory = drafter_factory
+
+    @classmethod
+    def load(cls, name: str | None = None, device: str | None = None, dtype: str | None = None,
+             **options) -> ModelEngine:
+        """`options`: keyword arguments of the constructor (`backend_factory`, `drafter_factory`)."""
+        unknown = sorted(set(options) - {"backend_factory", "drafter_factory"})
+        if unknown:
+            raise ApplyError("invalid_argument", f"the hf backend has no option(s) {', '.join(unknown)}")
+        return cls(load_model(name, device=device, dtype=dtype), **options)
+
     def decode_tokens(self, req: ApplyRequest, draft_texts: Sequence[tuple[str, str]] | None,
                       should_stop: Callable[[], bool] | None, stats: Stats,
                       k_max: int = 128) -> Iterator[list[int]]:
@@ -130,32 +168,8 @@ class ModelEngine:
         cfg = DecodeConfig(max_new_tokens=max_new, temperature=s.temperature, top_p=s.top_p, seed=s.seed)
         yield from decode(self.backend, ids, drafter, cfg, self.stop_ids, self.stop_check, should_stop, stats)
 
-    def finished(self, out: list[int]) -> bool:
-        """Did the output end on a stop token or stop string (rather than run out of budget)?"""
-        return bool(out) and (out[-1] in self.stop_ids or self.stop_check(out, 1) is not None)
-
     def generate(self, req: ApplyRequest, draft_texts: Sequence[tuple[str, str]] | None,
                  should_stop: Callable[[], bool] | None, stats: Stats,
                  k_max: int = 128) -> Iterator[TextDelta | tuple[str, list[Finding]]]:
         """Yield TextDelta events as text is verified, then one (merged, findings) tuple."""
-        out: list[int] = []
-        sent = ""
-        for new in self.decode_tokens(req, draft_texts, should_stop, stats, k_max):
-            out.extend(new)
-            raw = self.tokenizer.decode(out, skip_special_tokens=True)
-            # A multi-byte character split across tokens decodes as U+FFFD until it is complete.
-            visible = self.spec.extract(raw.rstrip("\ufffd"), final=False)
-            if len(visible) > len(sent):
-                yield TextDelta(visible[len(sent):])
-                sent = visible
-        raw = self.tokenizer.decode(out, skip_special_tokens=True)
-        merged = self.spec.extract(raw, final=True)
-        findings = []
-        if not self.finished(out):
-            findings.append(Finding("truncated", f"the model did not finish within {len(out)} tokens; "
-                                                 "the output is incomplete"))
-        if merged[:len(sent)] != sent:  # cannot happen with a prefix-stable extract; guards the stream contract
-            findings.append(Finding("stream", "final text does not extend the streamed text"))
-        elif len(merged) > len(sent):
-            yield TextDelta(merged[len(sent):])
-        yield merged, findings
+        yield from self.text_events(self.decode_tokens(req, draft_texts, should_stop, stats, k_max))

@@ -10,7 +10,9 @@ from fastapply.api import ApplyError
 from fastapply.cli_common import (
     EXIT_FAIL,
     add_apply_output_args,
+    add_backend_args,
     add_model_args,
+    applier_from_args,
     add_request_args,
     finish_apply,
     read_apply_inputs,
@@ -22,6 +24,7 @@ from fastapply.fsutil import read_token_file
 def register(sub) -> None:
     p = sub.add_parser("serve", help="serve ApplyEdit over gRPC (health, reflection, optional token/TLS)")
     add_model_args(p)
+    add_backend_args(p)
     p.add_argument("--host", default="127.0.0.1", help="listen address (default loopback: 127.0.0.1)")
     p.add_argument("--port", type=int, default=50051, help="0 picks a free port (printed at start)")
     p.add_argument("--token-file", default=None, help="require `authorization: Bearer <token in file>` on every call")
@@ -78,6 +81,10 @@ def cmd_serve(args) -> int:
     if (args.tls_cert is None) != (args.tls_key is None):
         raise ApplyError("usage", "--tls-cert and --tls-key go together")
     token = read_token_file(args.token_file) if args.token_file else None
+    applier = applier_from_args(args)
+    if args.backend != "hf" and not args.no_preload:
+        # vLLM loads in the foreground: a model it cannot load stops the server before it listens.
+        applier.model  # noqa: B018 (loads it)
     if not is_loopback(args.host) and not token:
         logging.getLogger("fastapply.server").warning(
             "listening on %s without --token-file: anyone who can reach it can use the model", args.host)
@@ -85,8 +92,7 @@ def cmd_serve(args) -> int:
         host=args.host, port=args.port, token=token,
         tls_cert=_read_file(args.tls_cert, "TLS certificate"), tls_key=_read_file(args.tls_key, "TLS key"),
         max_queue=args.max_queue, workers=args.workers, max_request_bytes=int(args.max_request_mb * 1024 * 1024),
-        preload=not args.no_preload, metrics_port=args.metrics_port,
-        model_name=args.model, device=args.device, dtype=args.dtype)
+        preload=not args.no_preload, metrics_port=args.metrics_port, applier=applier)
     http = _attach_http(server, args, token) if args.http_port is not None else None
 
     def started(s):
@@ -95,7 +101,10 @@ def cmd_serve(args) -> int:
         print(f"fastapply: serving on {s.address} ({'TLS' if s.tls else 'plaintext'}"
               f"{', token required' if token else ''}){extra}", file=sys.stderr, flush=True)
 
-    return serve_until_signal(server, grace=args.grace, on_started=started)
+    try:
+        return serve_until_signal(server, grace=args.grace, on_started=started)
+    finally:
+        applier.close()
 
 
 def _attach_http(server, args, token):

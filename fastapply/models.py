@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
+import string
 import tempfile
 import tomllib
 from dataclasses import asdict, dataclass, field
@@ -91,7 +93,7 @@ class ModelSpec:
         return Path(self.adapter) if self.adapter else None
 
     def prompt_ids(self, tokenizer, original: str, update: str, instruction: str | None) -> list[int]:
-        """The prompt as the model sees it, shared by the engine and training."""
+        """The prompt's token ids as every engine feeds them to the model, and training too."""
         text = self.render(tokenizer, original, update, instruction)
         # A chat template writes its own BOS; a completion prompt needs the tokenizer's.
         return tokenizer(text, add_special_tokens=self.format != "chat")["input_ids"]
@@ -104,6 +106,28 @@ class ModelSpec:
             text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
             return text + self.assistant_prefix
         return user + self.assistant_prefix
+
+    def parse_prompt(self, text: str) -> tuple[str, str, str | None] | None:
+        """(original, update, instruction) of a prompt this spec rendered: the inverse of `render`.
+
+        `text` may run on past the prompt (a model's output after it) and, for a chat spec, carry
+        the chat template around the user turn. None when the text is not this spec's prompt. A
+        file that itself contains the framing's own lines can be split at the wrong place, so a
+        caller that must be sure renders the parts again and compares.
+        """
+        m = self._prompt_pattern().search(text)
+        if m is None:
+            return None
+        parts = m.groupdict()
+        instruction = parts.get("instruction") or parts.get("block_instruction")
+        return parts["original"], parts["update"], instruction or None
+
+    def _prompt_pattern(self) -> re.Pattern:
+        block = _template_regex(self.instruction_block, {"instruction": "block_instruction"})
+        fields = {"original": "original", "update": "update", "instruction": "instruction",
+                  "instruction_block": f"(?:{block})?" if block else ""}
+        tail = re.escape(self.assistant_prefix) if self.format == "completion" else ""
+        return re.compile(_template_regex(self.prompt, fields) + tail, re.DOTALL)
 
     def extract(self, raw: str, final: bool) -> str:
         """The file inside the model's raw output.
@@ -125,6 +149,26 @@ class ModelSpec:
             return text
         hold = max((len(s) - 1 for s in self.stop), default=0)
         return text[:len(text) - hold] if hold else text
+
+
+def _template_regex(template: str, fields: dict[str, str]) -> str:
+    """A `str.format` template as a regex: literal text escaped, each field a lazy named group (a
+    repeated field must repeat its text). `fields` maps a field to its group name, or to a ready
+    regex when the value starts with "(?:"."""
+    out, seen = [], set()
+    for literal, name, _, _ in string.Formatter().parse(template):
+        out.append(re.escape(literal))
+        if name is None:
+            continue
+        group = fields.get(name, name)
+        if group.startswith("(?:") or group == "":
+            out.append(group)
+        elif group in seen:
+            out.append(f"(?P={group})")
+        else:
+            seen.add(group)
+            out.append(f"(?P<{group}>.*?)")
+    return "".join(out)
 
 
 @dataclass

@@ -22,7 +22,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent import futures
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 
 import grpc
@@ -130,7 +130,8 @@ def queued_events(applier: Applier, queue: ModelQueue, req: ApplyRequest,
         # `auto` and the merge refused: the model's turn (the pipeline merges again, a few ms, so
         # that the model gets the merge's candidates without the queue knowing about them).
     check_request(req)  # bad input is refused before it queues
-    with queue.turn(should_stop):
+    # An engine that batches concurrent requests itself (vLLM) takes them all at once.
+    with nullcontext() if getattr(applier, "concurrent", False) else queue.turn(should_stop):
         if not applier.model_loaded:
             try:
                 applier.model  # noqa: B018 (loads it)

@@ -75,3 +75,26 @@ def test_drafting_cli_summary(tmp_path):
     assert set(s["sweep"]) == {"8", "32"} and s["sweep"]["32"]["tokens_per_pass"] == s["tokens_per_pass"]
     assert all(v <= 9 for v in s["sweep"]["8"]["tokens_per_pass"].values())  # at most 8 drafted + 1 per pass
     assert "By maximum draft length" in (tmp_path / "rep" / "README.md").read_text()
+
+
+def test_serving_summary_takes_ratios_within_one_pair_and_checks_identity():
+    from evals.serving import summarize
+
+    def leg(tokens, seconds, merged="m", n_tokens=None):
+        cases = [{"id": "a", "merged": merged, "tokens": n_tokens or tokens}]
+        return {"tokens": tokens, "seconds": seconds, "cases": cases}
+
+    results = {
+        "vllm_fastapply+vllm_plain": {"vllm_fastapply": {"1": leg(100, 2.0)}, "vllm_plain": {"1": leg(100, 10.0)}},
+        # a slower machine during this pair: the ratio is taken within it, not against the first pair
+        "vllm_fastapply+vllm_ngram": {"vllm_fastapply": {"1": leg(100, 4.0)}, "vllm_ngram": {"1": leg(100, 8.0)}},
+        "vllm_fastapply+hf": {"vllm_fastapply": {"8": leg(100, 1.0)}, "hf": {"8": leg(100, 3.0, merged="x")}},
+    }
+    s = summarize(results)
+    assert s["speedup_vs_vllm_plain_1_client"] == 5.0
+    assert s["speedup_vs_vllm_ngram_1_client"] == 2.0
+    assert s["vllm_vs_hf_8_clients"] == 3.0
+    assert s["tokens_per_s"]["vllm_fastapply"] == {"1": 50.0, "8": 100.0}
+    assert s["identical"] is True and s["hf_identical_to_vllm_plain"] is False
+    results["vllm_fastapply+vllm_plain"]["vllm_plain"]["1"]["cases"][0]["tokens"] = 99
+    assert summarize(results)["identical"] is False

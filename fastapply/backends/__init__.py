@@ -23,6 +23,7 @@ from fastapply.types import ApplyError
 
 MODEL_BACKENDS: dict[str, str] = {
     "hf": "fastapply.engine:ModelEngine",
+    "vllm": "fastapply.backends.vllm:VLLMEngine",
 }
 
 

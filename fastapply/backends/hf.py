@@ -41,7 +41,7 @@ class HFBackend:
         self._cache = self._new_cache()
         self._length = 0
         x = torch.tensor([ids], device=self.device)
-        out = self.model(input_ids=x, cache=self._cache, use_cache=True, logits_to_keep=1)
+        out = self.model(input_ids=x, past_key_values=self._cache, use_cache=True, logits_to_keep=1)
         self._length = len(ids)
         return out.logits[0, -1].float()
 
@@ -50,7 +50,7 @@ class HFBackend:
         assert self._cache is not None, "prefill first"
         x = torch.tensor([ids], device=self.device)
         pos = torch.arange(self._length, self._length + len(ids), device=self.device)
-        out = self.model(input_ids=x, cache=self._cache, use_cache=True, cache_position=pos)
+        out = self.model(input_ids=x, past_key_values=self._cache, use_cache=True, cache_position=pos)
         self._length += len(ids)
         return out.logits[0].float()
 
