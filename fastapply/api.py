@@ -83,12 +83,10 @@ class Applier:
 
     @property
     def concurrent(self) -> bool:
-        """Does the engine batch concurrent requests itself (no model lock, no server queue)?"""
-        if self._engine is not None:
-            return bool(getattr(self._engine, "concurrent", False))
-        from fastapply.backends import engine_class
-
-        return bool(getattr(engine_class(self.backend), "concurrent", False))
+        """Does the loaded engine batch concurrent requests itself (no model lock, no server queue)?
+        False until it is loaded, so the first requests queue behind the one load, and asking
+        never imports a backend (torch, vLLM) inside a request's deadline."""
+        return bool(getattr(self._engine, "concurrent", False))
 
     @property
     def model_loaded(self) -> bool:

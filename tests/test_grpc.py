@@ -55,6 +55,8 @@ class SlowApplier(Applier):
         self.overlaps = 0
         self.closed = 0  # stops seen as the stream being closed rather than through should_stop
         self.model_order: list[str] = []
+        self.active = self.max_active = 0  # streams in flight at once (concurrency, not time)
+        self._count = threading.Lock()
 
     @property
     def model_loaded(self) -> bool:
@@ -74,6 +76,9 @@ class SlowApplier(Applier):
                 self.overlaps += 1
                 self.model_lock.acquire()
             self.model_order.append(req.instruction or "")
+        with self._count:
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
         try:
             for i in range(0, len(text), step):
                 if should_stop is not None and should_stop():
@@ -86,6 +91,8 @@ class SlowApplier(Applier):
             self.closed += 1
             raise
         finally:
+            with self._count:
+                self.active -= 1
             if as_model:
                 self.model_lock.release()
         yield ApplyResult(text, req.engine, result.language, result.stats, result.findings)
@@ -239,12 +246,10 @@ def test_sixteen_overlapping_slow_streams_get_their_own_text(cases):
             with FastApplyClient(srv.address) as cl:
                 return stream_text(cl.apply_stream(**kw_of(c)))[0]
 
-        t0 = time.monotonic()
         with ThreadPoolExecutor(16) as ex:
             texts = list(ex.map(one, cases[:16]))
-        elapsed = time.monotonic() - t0
     assert texts == [c["expected"] for c in cases[:16]]
-    assert elapsed < 16 * 20 * 0.01  # they ran concurrently, not one after another
+    assert applier.max_active > 1  # they ran concurrently, not one after another
 
 
 # -- cancellation, deadlines, the model queue ---------------------------------------------------------
@@ -282,9 +287,7 @@ def test_deadline_exceeded(slow_server, cases):
         assert ei.value.status == grpc.StatusCode.DEADLINE_EXCEEDED
         assert wait_until(lambda: len(applier.stops) >= 2, 2.0), "decoding went on after the deadline"
         # the model turn was given back: the next model request runs at once
-        t0 = time.monotonic()
         assert cl.apply(**kw_of(cases[2], engine="plain")).merged == cases[2]["expected"]
-        assert time.monotonic() - t0 < 3.0
 
 
 def test_model_queue_bounded_and_structural_does_not_wait(slow_server, cases):
@@ -307,9 +310,7 @@ def test_model_queue_bounded_and_structural_does_not_wait(slow_server, cases):
             cl.apply(**kw_of(cases[3], engine="speculative"))
         assert ei.value.status == grpc.StatusCode.RESOURCE_EXHAUSTED and "queue is full" in ei.value.message
         assert ei.value.code == "queue_full"
-        t0 = time.monotonic()
         assert cl.apply(**kw_of(cases[4])).merged == cases[4]["expected"]  # structural: no queue
-        assert time.monotonic() - t0 < 3.0
         assert srv.queue.waiting >= 1  # ... it finished while model requests were still waiting
     for t in threads:
         t.join(20)

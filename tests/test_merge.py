@@ -462,16 +462,12 @@ def test_result_type_and_identity():
     assert isinstance(res, MergeResult) and res.ok and res.text == d(PY_ORIG) and res.confidence == 1.0
 
 
-def test_merge_is_fast_on_a_large_file():
-    import time
-
+def test_merge_places_an_edit_deep_in_a_large_file():
+    # Speed is measured in evals/, not asserted here (a loaded CI machine would make it flaky).
     body = "".join(f"def f{i}(x):\n    y = x + {i}\n    return y * 2\n\n\n" for i in range(200))
     update = "# ... existing code ...\ndef f150(x):\n    y = x + 1500\n    return y * 2\n# ... existing code ...\n"
-    structural_merge(body, update, "python")  # warm up the parser
-    t = time.perf_counter()
     res = structural_merge(body, update, "python")
-    assert res.ok and "x + 1500" in res.text
-    assert time.perf_counter() - t < 0.5
+    assert res.ok and res.text == body.replace("y = x + 150\n", "y = x + 1500\n")
 
 
 # ---- the real cases (skipped when ../shared is absent) -------------------------------------------
