@@ -36,12 +36,13 @@ $(VLLM_STAMP): $(STAMP) requirements-vllm.txt
 vllm: $(VLLM_STAMP)
 
 demo: setup
-	@echo "== fastapply apply (speculative engine, embedded model gemma3-270m-apply: Gemma 3 270M + the shipped LoRA adapter, fp32 on CPU) =="
-	@# --force: print the model's file even when validation flags it (the embedded base model
-	@# copies well but often does not apply the edit; see README "Models").
-	$(BIN)/fastapply apply examples/demo/app.py --update examples/demo/update.py --force
-	@echo "== fastapply apply --engine structural (model-free tree-sitter merge) =="
-	$(BIN)/fastapply apply examples/demo/app.py --update examples/demo/update.py --engine structural
+	@echo "== fastapply apply (engine auto, the default): the structural merge answers, in milliseconds =="
+	$(BIN)/fastapply apply examples/demo/app.py --update examples/demo/update.py
+	@echo "== fastapply apply (engine auto) where the merge refuses: the embedded model gemma3-270m-apply"
+	@echo "   (Gemma 3 270M + the shipped LoRA adapter, fp32 on CPU) writes the file, checked like the merge's =="
+	@out=$$(mktemp) && $(BIN)/fastapply apply examples/refused/build-certificate.js --update examples/refused/update.js > $$out \
+		&& cat $$out && cmp -s $$out examples/refused/expected.js && echo "== equal to examples/refused/expected.js ==" \
+		|| { echo "== NOT equal to examples/refused/expected.js =="; rm -f $$out; exit 1; }; rm -f $$out
 
 test: setup vscode-deps
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=15

@@ -182,10 +182,24 @@ def test_new_definition_at_a_marker_keeps_the_separator(lang, orig, update, expe
 
 # -- other checks named in issue 15 ---------------------------------------------------------------------------
 
-def test_snippet_that_changes_nothing_is_refused():
-    py = "def f():\n    a = 1\n    b = 2\n    return a\n"
-    snippet = "# ... existing code ...\n    a = 1\n    b = 2\n# ... existing code ...\n"
-    assert refused_with(py, snippet, "python", "changes nothing")
+def test_snippet_that_changes_nothing_is_refused_where_it_also_fits_elsewhere():
+    py = "def f():\n    a = 1\n    b = 2\n    return a\n\n\ndef g():\n    a = 1\n    b = 2\n    return b\n"
+    snippet = "# ... existing code ...\n    a = 1\n    b = 2\n    return b\n"
+    res = structural_merge(py, "# ... existing code ...\n    a = 1\n    b = 2\n# ... existing code ...\n", "python")
+    assert not res.ok
+    assert structural_merge(py, snippet, "python").text == py  # unique: shown as it is, nothing to do
+
+
+@pytest.mark.parametrize("lang,orig,snippet", [
+    ("python", "def f():\n    a = 1\n    b = 2\n    return a\n",
+     "# ... existing code ...\n    a = 1\n    b = 2\n# ... existing code ...\n"),
+    ("go", "package p\n\nfunc f() int {\n\ta := 1\n\tb := 2\n\treturn a + b\n}\n",
+     "// ... existing code ...\n\ta := 1\n\tb := 2\n// ... existing code ...\n"),
+])
+def test_an_edit_already_applied_returns_the_file_unchanged(lang, orig, snippet):
+    # Agents retry and codemods re-run: a snippet found once, verbatim, has nowhere else to go.
+    res = structural_merge(orig, snippet, lang)
+    assert res.ok and res.text == orig
 
 
 def test_changed_attribute_or_added_one_is_refused():

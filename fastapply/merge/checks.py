@@ -588,10 +588,28 @@ def header_names_other_definition(plan: LinePlan) -> str | None:
 
 def changes_nothing(plan: LinePlan) -> str | None:
     """A snippet with markers is sent to change something: placed where it changes nothing, it may
-    belong elsewhere (two swapped lines shown without context read as the original's order)."""
-    if not plan.partial_ok and all(plan.orig[start:end] == repl for start, end, repl in plan.spans):
-        return "placed where it fits, the snippet changes nothing: is it meant for another place?"
-    return None
+    belong elsewhere (two swapped lines shown without context read as the original's order). An
+    edit already applied is the exception: when every region occurs once in the original, verbatim,
+    there is nowhere else it could go, and the file comes back unchanged (an agent's retry or a
+    re-run codemod is idempotent)."""
+    if plan.partial_ok or not all(plan.orig[start:end] == repl for start, end, repl in plan.spans):
+        return None
+    if all(_occurrences(plan.orig, repl) == 1 for _, _, repl in plan.spans):
+        return None
+    return "placed where it fits, the snippet changes nothing: is it meant for another place?"
+
+
+def _occurrences(lines: list[str], block: list[str]) -> int:
+    """How often `block` occurs as consecutive lines of `lines` (2 means "more than once")."""
+    if not block:
+        return 2
+    found = 0
+    for i, line in enumerate(lines[:len(lines) - len(block) + 1]):
+        if line == block[0] and lines[i:i + len(block)] == block:
+            found += 1
+            if found > 1:
+                break
+    return found
 
 
 FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
