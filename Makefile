@@ -38,7 +38,9 @@ vllm: $(VLLM_STAMP)
 demo: setup
 	@echo "== fastapply apply (engine auto, the default): the structural merge answers, in milliseconds =="
 	$(BIN)/fastapply apply examples/demo/app.py --update examples/demo/update.py
-	@echo "== fastapply apply (engine auto) where the merge refuses: the embedded model gemma3-270m-apply"
+	@echo "== fastapply apply --engine structural on examples/refused: the merge refuses, with its reason (exit 1) =="
+	-$(BIN)/fastapply apply examples/refused/build-certificate.js --update examples/refused/update.js --engine structural
+	@echo "== the same with engine auto: the embedded model gemma3-270m-apply"
 	@echo "   (Gemma 3 270M + the shipped LoRA adapter, fp32 on CPU) writes the file, checked like the merge's =="
 	@out=$$(mktemp) && $(BIN)/fastapply apply examples/refused/build-certificate.js --update examples/refused/update.js > $$out \
 		&& cat $$out && cmp -s $$out examples/refused/expected.js && echo "== equal to examples/refused/expected.js ==" \
