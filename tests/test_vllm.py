@@ -15,20 +15,12 @@ import time
 import pytest
 
 from fastapply.api import Applier, ApplyError, ApplyRequest, Stats, TextDelta
+from evals.load import SMALL_CASES
 from fastapply.backends.vllm import VLLMEngine
 
 pytestmark = pytest.mark.vllm
 
-CASES = [
-    ("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
-     "def add(a, b):\n    # the sum\n    return a + b\n\n# ... existing code ...\n"),
-    ("def greet(name):\n    return 'hi ' + name\n\n\ndef shout(name):\n    return greet(name).upper()\n",
-     "# ... existing code ...\n\ndef shout(name):\n    return greet(name).upper() + '!'\n"),
-    ("import os\n\n\ndef home():\n    return os.environ['HOME']\n",
-     "import os\n\n\ndef home():\n    return os.environ.get('HOME', '/')\n"),
-    ("class Box:\n    def __init__(self, v):\n        self.v = v\n\n    def get(self):\n        return self.v\n",
-     "class Box:\n    # ... existing code ...\n\n    def get(self):\n        return self.v or 0\n"),
-]
+CASES = SMALL_CASES  # the small real-shaped edits evals.load warms up with
 
 
 def request(i: int, **kw) -> ApplyRequest:

