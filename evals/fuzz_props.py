@@ -178,6 +178,8 @@ def bare_function(pick: Pick, src: Source, where: str | None = None) -> Edit | N
     edited = lines[:head] + new_fn + lines[last + 1:]
     pad = indent_of(lines[head])
     dedent = pick.bool()
+    if dedent and any(x.strip() and not x.startswith(pad) for x in new_fn):
+        dedent = False  # a line left of the header cannot be pasted at column 0 and kept where it was
     if dedent:
         new_fn = [x[len(pad):] if x.startswith(pad) else x for x in new_fn]
     return _edit(src, edited, new_fn, where + (" col0" if dedent and pad else ""))

@@ -62,17 +62,28 @@ class OriginalIndex:
                 self.stripped.setdefault(s, []).append(i)
 
 
-def _anchor_choices(lines: list[str], idx: OriginalIndex) -> list[tuple[int, int]]:
+HEADS, TAILS = 3, 8  # anchor lines tried first from each end of a region
+WIDE_PAIRS = 64  # further anchor pairs tried when those fail
+
+
+def _anchor_choices(lines: list[str], idx: OriginalIndex, wide: bool = False) -> list[tuple[int, int]]:
     """(first, last) anchor pairs to try: the first and last region lines that occur in the original
     (ignoring indentation), plus the next ones in, in case an edge line is new but happens to occur
-    elsewhere in the file."""
+    elsewhere in the file. wide: pairs of lines that occur in the original as they stand (with their
+    indentation), nearest the ends first: a region whose last lines are all re-indented (moved out of
+    a removed block) anchors on the lines further in."""
     present = [i for i, ln in enumerate(lines) if not is_blank(ln) and ln.strip() in idx.stripped]
     if not present:
         return []
     inner = _inner_closers(lines, set(present))
-    heads = [i for i in present if i not in inner][:3]
-    tails = [i for i in present[::-1] if i not in inner][:8]
-    return [(a, b) for a in heads for b in tails if a <= b]
+    outer = [i for i in present if i not in inner]
+    if not wide:
+        return [(a, b) for a in outer[:HEADS] for b in outer[::-1][:TAILS] if a <= b]
+    narrow = set(_anchor_choices(lines, idx))
+    outer = [i for i in outer if key(lines[i]) in idx.exact and not is_trivial(lines[i])]  # as they stand
+    pairs = [(a, b) for a in outer for b in outer[::-1] if a <= b and (a, b) not in narrow]
+    pairs.sort(key=lambda p: (outer.index(p[0]) + outer[::-1].index(p[1]), p))
+    return pairs[:WIDE_PAIRS]
 
 
 def _inner_closers(lines: list[str], present: set[int]) -> set[int]:
@@ -115,6 +126,12 @@ def place_region(region: Region, idx: OriginalIndex, edge: str | None = None) ->
         found = _place(lines, a, b, idx)
         if found:
             break
+    if not any(c.solid and not c.estimated for c in found):
+        for a, b in _anchor_choices(lines, idx, wide=True):
+            wide = [c for c in _place(lines, a, b, idx) if c.solid and not c.estimated]
+            if wide:
+                found = wide
+                break
     if edge is not None and found:
         found = _reaching_edge(lines, idx, choices, found, edge)
     region.best_context = max((c.context for c in found), default=0)

@@ -17,6 +17,7 @@ accepted merge must pass besides (parse, empty body, marker leak, large deletion
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
@@ -28,7 +29,7 @@ from fastapply.merge.diff import edit_distance
 from fastapply.merge.defs import Definition, brace_off_indent, cut_inside_prefix, parse_definitions
 from fastapply.merge.seams import broken_seam, opens_block, seam_pairs
 from fastapply.merge.splice import apply_edits
-from fastapply.merge.text import dedent, indent_of, is_blank, is_trivial, line_key, reindent
+from fastapply.merge.text import dedent, indent_of, is_blank, is_trivial, line_key, reindent, similar
 from fastapply.merge.unanchored import CLOSERS
 from fastapply.merge.whole_defs import original_definitions
 from fastapply.merge.wrap import marker_wrap, shown_wrap
@@ -169,6 +170,18 @@ def new_lines_after_blanks(fit: RegionFit) -> str | None:
     return None
 
 
+def blank_then_new_lines(fit: RegionFit) -> str | None:
+    """The region's new lines after its last paired line start with a blank line, and the original
+    has a blank line right there, which stays: is the snippet's blank line that one (and the new
+    lines go after it), or a new one (and the file gets two)?"""
+    new_trail, end = fit.new_trail, fit.end
+    if fit.region.marker_after and new_trail and is_blank(new_trail[0]) and end < fit.next_start and \
+            is_blank(fit.orig[end]) and any(not is_blank(x) for x in new_trail):
+        return (f"region {fit.i + 1}: its new lines start with a blank line where the original has one: "
+                "the same blank line, or another?")
+    return None
+
+
 # New lines whose only context towards the marker is blank lines: they may also replace the next
 # (previous) line or two of the original (a short run that ends at a blank line, like theirs).
 
@@ -193,6 +206,33 @@ def echoed_edge(fit: RegionFit) -> str | None:
             _echo(fit.new_lead[::-1], fit.orig, fit.start - 1, fit.prev_end - 1, -1):
         return (f"region {fit.i + 1}: a line at its edge also occurs just beyond it in the original; "
                 "inserted, or are the lines between deleted?")
+    return None
+
+
+EDITED_RATIO = 0.8  # lines this alike (same indentation) read as versions of each other
+
+
+def edited_line_left_behind(fit: RegionFit) -> str | None:
+    """The region edits lines at its edge (paired by similarity), and its first or last new line
+    there is, by the same token, an edited version of the original line just beyond the span, which
+    would stay: the edit reaches that line too (a rename through the last lines), or it is new."""
+    if not fit.fuzzy:
+        return None
+    o = fit.orig
+    sides = []
+    if fit.region.marker_after:
+        code = [x for x in fit.new_trail if not is_blank(x)]
+        beyond = next((o[j] for j in range(fit.end, fit.next_start) if not is_blank(o[j])), None)
+        sides += [(x, beyond) for x in code[:1] + code[-1:]]
+    if fit.region.marker_before:
+        code = [x for x in fit.new_lead if not is_blank(x)]
+        beyond = next((o[j] for j in range(fit.start - 1, max(fit.prev_end, 0) - 1, -1) if not is_blank(o[j])), None)
+        sides += [(x, beyond) for x in code[:1] + code[-1:]]
+    for new, old in sides:
+        if new is not None and old is not None and new.rstrip() != old.rstrip() and \
+                indent_of(new) == indent_of(old) and not is_trivial(new) and similar(new, old, EDITED_RATIO):
+            return (f"region {fit.i + 1} edits lines at its edge, and its `{new.strip()[:40]}` looks like an edit of "
+                    f"the next original line `{old.strip()[:40]}`, which would stay: replaced, or added?")
     return None
 
 
@@ -285,8 +325,13 @@ def reindented_copy_kept(fit: RegionFit) -> str | None:
     added = [x for x in fit.c.lines if not is_blank(x) and not is_trivial(x) and x.rstrip() not in span_keys]
     if not added:
         return None
+    # Anchored on common lines only (`try:`, `}`), the region has no place of its own: its copies
+    # count anywhere in the gap, not just next to it.
+    lone = all(is_trivial(x) for x in o[fit.c.start:fit.c.end + 1] if x.rstrip() in span_keys and
+               any(x.rstrip() == y.rstrip() for y in fit.c.lines))
+    reach = fit.next_start - max(fit.prev_end, 0) if lone else KEPT_NEAR + len(added)
     near = _near_kept(o, fit.start, fit.end, max(fit.prev_end, 0), fit.next_start,
-                      {x.rstrip() for x in fit.c.lines}, KEPT_NEAR + len(added))
+                      {x.rstrip() for x in fit.c.lines}, reach)
     copies = [(x, j) for x in added for j in near if o[j].strip() == x.strip() and indent_of(o[j]) != indent_of(x)]
     if copies and 2 * len({x for x, _ in copies}) >= len(added):
         x, j = copies[0]
@@ -328,10 +373,11 @@ def deletion_after_common_anchor(fit: RegionFit) -> str | None:
 
 
 def deletion_edge_repeats(fit: RegionFit) -> str | None:
-    """The placement deletes lines right next to its last (first) anchor, a lone line with no more
-    context beyond the deletion, and that line occurs again further down (up) in the gap, where
-    the region would fit as well (explaining as many of its lines): where the deletion ends is a
-    tie between the copies, not a choice."""
+    """The placement deletes lines right next to its last (first) anchor, with no more context
+    beyond the deletion than the lone line (or, for a large deletion, the run of lines) at that
+    edge, and that line (run) occurs again, whole, further down (up) in the gap, where the region
+    would fit as well (explaining as many of its lines): where the deletion ends is a tie between
+    the copies, not a choice."""
     c, o = fit.c, fit.orig
     if c.first == c.last:
         return None
@@ -339,11 +385,19 @@ def deletion_edge_repeats(fit: RegionFit) -> str | None:
     rk = [x.rstrip() for x in c.lines[c.first:c.last + 1]]
     ops = SequenceMatcher(None, rk, keys[c.start:c.end + 1], autojunk=False).get_opcodes()
     alts = []
-    if _lone_before_deletion(ops[::-1], rk):
-        alts += [(c.start, e) for e in range(c.end + 1, fit.next_start) if keys[e] == keys[c.end]][:REPEAT_COPIES]
-    if _lone_before_deletion(ops, rk):
+    # A run of several lines identifies its place better than a lone line: it ties only when no
+    # marker bounds that side of the region (a loose snippet: its edge is uncertain too) and the
+    # deletion is large (whole tests between copies of a shared tail). With a marker there, the
+    # nearest copy is the reading that deletes least, and real edits read so.
+    big = _deleted(fit) > sum(1 for x in rk if x)
+    run = _run_before_deletion(ops[::-1], rk, big and not fit.region.marker_after)
+    if run:
+        alts += [(c.start, e) for e in range(c.end + 1, fit.next_start)
+                 if keys[e - len(run) + 1:e + 1] == run][:REPEAT_COPIES]
+    run = _run_before_deletion(ops, rk, big and not fit.region.marker_before)
+    if run:
         alts += [(t, c.end) for t in range(c.start - 1, max(fit.prev_end, 0) - 1, -1)
-                 if keys[t] == keys[c.start]][:REPEAT_COPIES]
+                 if keys[t:t + len(run)] == run][:REPEAT_COPIES]
     for s, e in alts:
         d = edit_distance(rk, keys[s:e + 1])
         if d is not None and (len(rk) + e - s + 1 - d) // 2 >= c.matched:
@@ -353,28 +407,65 @@ def deletion_edge_repeats(fit: RegionFit) -> str | None:
     return None
 
 
-def _lone_before_deletion(ops, region: list[str]) -> bool:
-    """ops (from a region's edge inwards) start with one matching non-blank line, then original
-    lines the region lacks (a deletion)."""
+def _run_before_deletion(ops, region: list[str], several: bool) -> list[str]:
+    """The region's lines matching at its edge, when ops (from that edge inwards) start with them and
+    then original lines the region lacks (a deletion); else []. several: a run of more than one
+    non-blank line counts too."""
     if len(ops) < 2 or ops[0][0] != "equal" or ops[1][0] != "insert":
-        return False
+        return []
     _, i1, i2, _, _ = ops[0]
-    return sum(1 for x in region[i1:i2] if not is_blank(x)) <= 1
+    run = region[i1:i2]
+    return run if several or sum(1 for x in run if x.strip()) <= 1 else []
+
+
+def common_edge_moved_by_reindent(fit: RegionFit) -> str | None:
+    """The region's last (first) anchor is a common line (`}`), and the region re-indents lines
+    (they occur in the original at another indentation). Read ignoring indentation, the region ends
+    (starts) at an earlier (later) original line than its anchor, and original code between that the
+    region does not show elsewhere (not only brackets, which an unwrap removes) would be deleted:
+    that `}` is the re-indented block's own closer (the snippet wraps code in a new block), not the
+    original `}` that happens to have its new indentation, and the marker next to it stands for
+    those lines."""
+    c, o = fit.c, fit.orig
+    a = c.lines[c.first:c.last + 1]
+    b = o[c.start:c.end + 1]
+    exact = {x.rstrip() for x in b}
+    if c.first == c.last or not any(not is_blank(x) and x.rstrip() not in exact and
+                                    any(x.strip() == y.strip() for y in b) for x in a):
+        return None  # no re-indented line
+    blocks = [m for m in SequenceMatcher(None, [x.strip() for x in a], [y.strip() for y in b],
+                                         autojunk=False).get_matching_blocks() if m.size]
+    if not blocks:
+        return None
+    last, first = blocks[-1], blocks[0]
+    shown = {x.strip() for x in a}
+
+    def lost(lines: list[str]) -> bool:
+        return any(not is_trivial(y) and y.strip() not in shown for y in lines)
+
+    if fit.region.marker_after and is_trivial(a[-1]) and last.a + last.size == len(a) and lost(b[last.b + last.size:]):
+        edge = o[c.start + last.b + last.size - 1].strip()
+    elif fit.region.marker_before and is_trivial(a[0]) and first.a == 0 and first.b > 0 and lost(b[:first.b]):
+        edge = o[c.start + first.b].strip()
+    else:
+        return None
+    return (f"region {fit.i + 1}: read with its re-indented lines, its `{edge[:30]}` is another line of the "
+            "original than the one its indentation matches; the lines between would be deleted: refusing to guess")
 
 
 def only_blank_lines_added(fit: RegionFit) -> str | None:
     """Where it fits, the region only adds blank lines, and its context is not unique in the file: a
     snippet is rarely sent to add a blank line; more likely it shows a deletion (the lines between
-    two blank lines gone) at another copy of its context."""
+    two blank lines gone) up to another copy of its first or last line (`@Override`)."""
     c, o = fit.c, fit.orig
     shown = [x.rstrip() for x in c.lines if not is_blank(x)]
     span = [x.rstrip() for x in o[fit.start:fit.end] if not is_blank(x)]
     if shown != span or sum(1 for x in c.lines if is_blank(x)) <= sum(1 for x in o[fit.start:fit.end] if is_blank(x)):
         return None
-    first = o[c.start].rstrip()
-    if sum(1 for x in o if x.rstrip() == first) > 1:
-        return (f"region {fit.i + 1} only adds blank lines where it fits, and its first line occurs elsewhere "
-                "too: does it show a deletion at another place?")
+    for edge, which in ((o[c.start].rstrip(), "first"), (o[c.end].rstrip(), "last")):
+        if sum(1 for x in o if x.rstrip() == edge) > 1:
+            return (f"region {fit.i + 1} only adds blank lines where it fits, and its {which} line occurs elsewhere "
+                    "too: does it show a deletion at another place?")
     return None
 
 
@@ -388,10 +479,50 @@ def implied_deletion_too_large(fit: RegionFit) -> str | None:
     if deleted <= max(DELETION_MIN, DELETION_RATIO * shown):
         return None
     keys = [x.rstrip() for x in o[c.start:c.end + 1]]
-    if keys.count(keys[0]) == 1 and keys.count(keys[-1]) == 1:
-        return None  # each anchor is the nearest copy: the deletion between them is what the snippet shows
-    return (f"region {fit.i + 1} shows {shown} lines but its placement would delete {deleted} original lines "
-            "it does not show, between anchors that repeat inside that span: refusing to guess")
+    if keys.count(keys[0]) > 1 or keys.count(keys[-1]) > 1:
+        return (f"region {fit.i + 1} shows {shown} lines but its placement would delete {deleted} original lines "
+                "it does not show, between anchors that repeat inside that span: refusing to guess")
+    # Each anchor is the nearest copy; the lines that bound the largest deleted run must be unique in
+    # the file, even at another indentation (a re-indented line matching a deeper copy further down,
+    # or a lone `@Override` that stands above many methods, is no bound). A `}` there is the nearest
+    # at its indentation (checked above): the end of the block the region rewrites.
+    region = [x.rstrip() for x in c.lines[c.first:c.last + 1]]
+    runs = [(j1, j2) for tag, _, _, j1, j2 in SequenceMatcher(None, region, keys, autojunk=False).get_opcodes()
+            if tag in ("insert", "replace")]
+    j1, j2 = max(runs, key=lambda r: sum(1 for x in keys[r[0]:r[1]] if x), default=(0, 0))
+    stripped = [x.strip() for x in keys]
+    everywhere = Counter(x.strip() for x in o)
+    for j in (j1 - 1, j2):
+        if 0 <= j < len(keys) and not is_trivial(keys[j]) and everywhere[stripped[j]] > 1:
+            return (f"region {fit.i + 1} shows {shown} lines but its placement would delete {deleted} original "
+                    f"lines it does not show, up to `{stripped[j][:40]}`, which occurs elsewhere too: "
+                    "refusing to guess")
+    return None
+
+
+def moved_across_opener(fit: RegionFit) -> str | None:
+    """A line the region adds is, at another indentation, an original line the placement deletes on
+    the other side of a block opener both share (`# note` above `try:` in the original, below it in
+    the snippet): either the code moved into that block, or the snippet's opener is a new one
+    wrapping the code (the wrap reading). Which one, the lines do not say."""
+    a = [x.rstrip() for x in fit.c.lines]
+    b = [x.rstrip() for x in fit.orig[fit.start:fit.end]]
+    sm = SequenceMatcher(None, a, b, autojunk=False)
+    pairs = [(m.a + k, m.b + k) for m in sm.get_matching_blocks() for k in range(m.size)]
+    kept_b = {j for _, j in pairs}
+    kept_a = {i for i, _ in pairs}
+    openers = [(i, j) for i, j in pairs if opens_block(a[i], fit.lang)]
+    for i, x in enumerate(a):
+        if i in kept_a or is_blank(x) or is_trivial(x):
+            continue
+        for j, y in enumerate(b):
+            if j in kept_b or y.strip() != x.strip() or y == x:
+                continue
+            for oi, oj in openers:
+                if (i > oi) != (j > oj):
+                    return (f"region {fit.i + 1} moves `{x.strip()[:40]}` across `{a[oi].strip()[:30]}` at another "
+                            "indentation: into that block, or is the block new, wrapping it?")
+    return None
 
 
 def reordered_run(fit: RegionFit) -> str | None:
@@ -456,9 +587,11 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     new_blank_lines_at_end,
     new_lines_before_blanks,
     new_lines_after_blanks,
+    blank_then_new_lines,
     blank_bounded_end,
     blank_bounded_start,
     echoed_edge,
+    edited_line_left_behind,
     new_definition_before_closer,
     edited_attribute,
     edge_header_renamed,
@@ -467,10 +600,12 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     marker_free_drops_lines,
     reindented_copy_kept,
     deletion_edge_repeats,
+    common_edge_moved_by_reindent,
     only_blank_lines_added,
     implied_deletion_too_large,
     deletion_after_common_anchor,
     reordered_run,
+    moved_across_opener,
     added_line_at_other_anchor,
 )
 
@@ -586,17 +721,68 @@ def header_names_other_definition(plan: LinePlan) -> str | None:
     return None
 
 
+def header_deleted_body_kept(plan: LinePlan) -> str | None:
+    """A region's span deletes the header of a definition (the line is not among the region's
+    lines), while the definition goes on past the span: its body would be kept under whatever
+    precedes it. A snippet deletes a definition whole, or shows its header changed; a header
+    dropped alone is a misplacement (a new block line paired with it). A header shown edited names
+    the definition in the region."""
+    for i, (start, end, repl) in enumerate(plan.spans):
+        shown = {x.rstrip() for x in repl}
+        for d in plan.defs:
+            if start <= d.node_start < end and d.end >= end and plan.orig[d.node_start].rstrip() not in shown and \
+                    not any(_short_name(d) in x for x in repl) and \
+                    any(not is_blank(x) for x in plan.orig[end:d.end + 1]):
+                return (f"region {i + 1} would delete the header `{d.header[:50]}` (line {d.node_start + 1}) but keep "
+                        "the rest of that definition: misplaced?")
+    return None
+
+
+def reindented_copy_beside(plan: LinePlan) -> str | None:
+    """The original lines right before and right after a span, which stay, are both among the
+    span's new lines at another indentation: the snippet moved that code into (out of) a block and
+    the old copies would stay around the new ones (under any reading, the wrap reading's included).
+    One side alone is often chance (`return (` in a new block next to the original's)."""
+    o = plan.orig
+    for i, (start, end, repl) in enumerate(plan.spans):
+        lo = plan.spans[i - 1][1] if i else 0
+        hi = plan.spans[i + 1][0] if i + 1 < len(plan.spans) else len(o)
+        before = next((o[j] for j in range(start - 1, lo - 1, -1) if not is_blank(o[j])), None)
+        after = next((o[j] for j in range(end, hi) if not is_blank(o[j])), None)
+        added = {x.strip(): x for x in repl if not is_trivial(x) and x.rstrip() not in
+                 {y.rstrip() for y in o[start:end]}}
+        copies = [added[k.strip()] for k in (before, after) if k is not None and k.strip() in added and
+                  indent_of(added[k.strip()]) != indent_of(k)]
+        if len(copies) == 2:
+            return (f"region {i + 1} adds `{copies[0].strip()[:40]}` and `{copies[1].strip()[:40]}` at another "
+                    "indentation right next to the original's, which stay: code moved into or out of a block, "
+                    "with the old copies kept?")
+    return None
+
+
+def _short_name(d: Definition) -> str:
+    """The definition's own name, without the receiver or type it is qualified with (`Project.License`)."""
+    return re.split(r"[.:]+", d.name)[-1]
+
+
 def changes_nothing(plan: LinePlan) -> str | None:
     """A snippet with markers is sent to change something: placed where it changes nothing, it may
     belong elsewhere (two swapped lines shown without context read as the original's order). An
-    edit already applied is the exception: when every region occurs once in the original, verbatim,
-    there is nowhere else it could go, and the file comes back unchanged (an agent's retry or a
-    re-run codemod is idempotent)."""
+    edit already applied is the exception: when every region occurs once in the original, verbatim
+    (at the indentation it is written with), there is nowhere else it could go, and the file comes
+    back unchanged (an agent's retry or a re-run codemod is idempotent)."""
     if plan.partial_ok or not all(plan.orig[start:end] == repl for start, end, repl in plan.spans):
         return None
-    if all(_occurrences(plan.orig, repl) == 1 for _, _, repl in plan.spans):
-        return None
+    if all(_occurrences(plan.orig, repl) == 1 and _trim(repl) == _trim(r.lines)
+           for (_, _, repl), r in zip(plan.spans, plan.regions)):
+        return None  # (as written: a region shifted to fit was not written for that place)
     return "placed where it fits, the snippet changes nothing: is it meant for another place?"
+
+
+def _trim(lines: list[str]) -> list[str]:
+    """The lines without the blank lines at either end."""
+    code = [k for k, x in enumerate(lines) if not is_blank(x)]
+    return [x.rstrip() for x in lines[code[0]:code[-1] + 1]] if code else []
 
 
 def _occurrences(lines: list[str], block: list[str]) -> int:
@@ -620,6 +806,8 @@ FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
     marker_deeper_than_code,
     broken_indentation_seam,
     header_names_other_definition,
+    header_deleted_body_kept,
+    reindented_copy_beside,
 )
 
 
@@ -846,12 +1034,27 @@ def cut_comment_differs(m: ShownMember) -> str | None:
     return None
 
 
+def attributes_left_out(m: ShownMember) -> str | None:
+    """The snippet shows the member bare while the original's has attributes (`#[test]`,
+    `@Override`), and right above it the snippet shows code, not a marker: read that way the
+    attributes are deleted; read as a bare member (which keeps them) they are elided. Refuse."""
+    u, o = m.u, m.o
+    if o.node_start <= o.attr_start or u.node_start > u.attr_start:
+        return None
+    above = next((row for row in range(u.start - 1, -1, -1) if not is_blank(m.upd[row])), None)
+    if above is None or above in m.markers:
+        return None
+    return (f"`{u.name}` is shown without the original's `{m.orig[o.attr_start].strip()[:40]}` and right below "
+            "other code: are its attributes deleted, or left out?")
+
+
 MEMBER_CHECKS: tuple[Callable[[ShownMember], str | None], ...] = (
     marker_inside_member,
     closing_brace_off_indent,
     member_not_shown_to_its_end,
     member_not_reindentable,
     cut_comment_differs,
+    attributes_left_out,
 )
 
 
@@ -910,6 +1113,7 @@ def _near_kept(o: list[str], start: int, end: int, lo: int, hi: int, kept: set[s
             j += step
     return out
 
+
 def _echo(left: list[str], orig: list[str], at: int, stop: int, step: int) -> bool:
     """The first non-blank leftover snippet line equals one of the next two original lines."""
     first = next((x for x in left if not is_blank(x)), None)
@@ -965,6 +1169,19 @@ def blank_run(lines: list[str], blank: bool) -> int:
     return n
 
 
+SHORT_LINE, SHORT_NEAR = 8, 8  # a lone opener line this short (`if (`) identifies nothing this far
+
+
+def _reach(context: list[str]) -> int:
+    """How far a copy of a region's edge context counts as "just beyond" it: a lone short line that
+    only opens a bracket (`if (`, the head of a multi-line condition) says little about where it
+    is, so a copy a few statements away ties. (Attributes such as `@Test` stack above every test
+    and are handled by their own checks; a `}` is always a few lines away.)"""
+    lone = context[0].strip() if len(context) == 1 else ""
+    opener = lone.endswith(("(", "[", "{")) and not is_trivial(lone)
+    return SHORT_NEAR if opener and len(lone) <= SHORT_LINE else NEAR
+
+
 def weak_edge(c, orig: list[str], lo: int, hi: int) -> str | None:
     """A region whose context lines on one side occur again a line or two away, with an edit right
     next to them: the edit could sit after either copy, i.e. it may also delete the lines between
@@ -1003,12 +1220,14 @@ def weak_edge(c, orig: list[str], lo: int, hi: int) -> str | None:
         return None
     if head:
         n = len(head)
+        near = _reach(head)
         for t in range(max(lo, c.start - n - near), c.start):
             if keys[t:t + n] == head:
                 return (f"its first context lines ({' / '.join(x.strip() for x in head)[:60]}) also occur at line "
                         f"{t + 1}, just above: the edit may also delete the lines in between")
     if tail:
         n = len(tail)
+        near = _reach(tail)
         end0 = c.end - n + 1
         for t in range(end0 + 1, min(hi - n + 1, c.end + 1 + near + 1)):
             if keys[t:t + n] == tail:

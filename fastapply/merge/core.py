@@ -6,6 +6,7 @@ Every strategy gives a `Placement`; the accepted one must pass `fastapply.valida
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from fastapply.languages import detect_language, parse, unparsable
@@ -22,6 +23,7 @@ from fastapply.merge.result import (
 from fastapply.merge.segment import split_regions
 from fastapply.merge.text import join_lines, key, split_lines
 from fastapply.merge.tree import merge_marker_free
+from fastapply.merge.whole_defs import original_definitions
 from fastapply.validate import validate
 
 
@@ -59,10 +61,13 @@ def merge(original: str, update: str, language: str | None, path: str | None) ->
     if edit.n_markers == 0 and [key(x) for x in edit.upd_lines] == [key(x) for x in edit.orig_lines]:
         return MergeResult(original, CONFIDENCE_IDENTITY, [], lang, "identity")
 
+    if edit.n_markers == 0 and _opens_more_than_it_closes(edit.update) and not _opens_more_than_it_closes(original):
+        return _refuse(["the snippet has no markers and opens more `{` than it closes: cut off before its end?"], lang)
     if edit.n_markers == 0:
         by_tree = merge_marker_free(edit.orig_lines, edit.upd_lines, lang)
         if by_tree is not None and by_tree.ok:
-            return _checked(edit, by_tree, "tree-sitter")
+            whole = _whole_file_reading(edit, by_tree)
+            return _checked(edit, by_tree, "tree-sitter") if whole is None else _refuse([whole], lang, "tree-sitter")
         if by_tree is not None and by_tree.reasons and by_tree.final:
             return _refuse(by_tree.reasons, lang, "tree-sitter")
     by_lines = merge_lines(edit.regions, edit.orig_lines, partial_ok=edit.n_markers == 0, lang=lang)
@@ -82,6 +87,26 @@ def merge(original: str, update: str, language: str | None, path: str | None) ->
         # rarely end in a newline): keep the file's, as an editor would, and say so.
         by_lines.reasons.append("kept the original's final newline; the snippet's end differs")
     return _checked(edit, by_lines, "line-anchor")
+
+
+def _opens_more_than_it_closes(text: str) -> bool:
+    """More `{` than `}` (a snippet cut inside a block; brace languages only: Python has none)."""
+    return text.count("{") > text.count("}")
+
+
+def _whole_file_reading(edit: _Edit, placed: Placement) -> str | None:
+    """A marker-free snippet from the original's first line to its last reads two ways: a targeted
+    edit (what it leaves out stays, as placed) or the whole new file (what it leaves out is
+    deleted). When the two differ, refuse rather than pick."""
+    def ends(lines: list[str]) -> tuple[str, str] | None:
+        code = [x.strip() for x in lines if x.strip()]
+        return (code[0], code[-1]) if code else None
+
+    if ends(edit.upd_lines) != ends(edit.orig_lines) or \
+            [key(x) for x in placed.lines or []] == [key(x) for x in edit.upd_lines]:
+        return None
+    return ("the snippet has no markers and runs from the file's first line to its last, but leaves out some of "
+            "the original's code: the whole new file (that code deleted), or an edit that keeps it?")
 
 
 def _read(original: str, update: str, lang: str | None) -> _Edit | MergeResult:
@@ -120,6 +145,9 @@ def _by_members(edit: _Edit, by_lines: Placement) -> MergeResult | None:
 
 def _checked(edit: _Edit, placement: Placement, method: str) -> MergeResult:
     """The accepted placement as a merged file, if it passes the checks every merge must pass."""
+    twice = _defined_twice(edit, placement.lines or []) if edit.n_markers == 0 else None
+    if twice:
+        return _refuse([twice], edit.lang, method)
     text = edit.text(placement.lines)
     findings = validate(edit.original, edit.update, text, edit.lang)
     errors = [f.line() for f in findings if f.severity == "error"]
@@ -130,3 +158,33 @@ def _checked(edit: _Edit, placement: Placement, method: str) -> MergeResult:
     if any(f.severity == "warning" for f in findings):
         confidence = min(confidence, CONFIDENCE_WARNING)
     return MergeResult(text, max(0.0, min(1.0, confidence)), doubts, edit.lang, method)
+
+
+def _defined_twice(edit: _Edit, merged: list[str]) -> str | None:
+    """A marker-free snippet (whose definitions replace the original's by name) would leave a
+    definition the original has once, by the same header line, there twice: the snippet's copy went
+    next to the old one instead of replacing it (cut before the definition's end). The snippet
+    would have to show it twice to mean it. (With markers, a copy added elsewhere is what the
+    snippet shows.)"""
+    if edit.lang is None:
+        return None
+    before, after = _headers(edit.orig_lines, edit.lang), _headers(merged, edit.lang)
+    shown = Counter(x.strip() for x in edit.upd_lines)
+    for (path, name, header), n in after.items():
+        if n > before[(path, name, header)] >= 1 and shown[header] < 2:
+            return f"`{header[:60]}` would be in the file twice (the original has it once): misplaced?"
+    return None
+
+
+def _headers(lines: list[str], lang: str) -> Counter:
+    """(enclosing definitions' names, name, header line) of each definition: `__init__` of class A
+    and of class B are different definitions with the same header; so are two Java methods whose
+    header line is `@Test`."""
+    out: Counter = Counter()
+    stack: list = []
+    for d in sorted(original_definitions(lines, lang), key=lambda d: (d.start, -d.end)):
+        while stack and stack[-1].end < d.start:
+            stack.pop()
+        out[(tuple(p.name for p in stack), d.name, d.header)] += 1
+        stack.append(d)
+    return out

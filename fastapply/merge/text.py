@@ -37,20 +37,21 @@ def reindent(lines: list[str], anchor_update: str, anchor_original: str) -> list
     """Shift lines so that `anchor_update` gets the indentation of `anchor_original`.
 
     Agents often paste a method at column 0 or re-indent a block; the shift is applied to every
-    non-blank line. None when lines cannot be shifted left that far (the block is not uniformly
-    indented the same way)."""
+    non-blank line, and to a line of whitespace only as far as it goes (it keeps its place in the
+    block: `    ` inside a method pasted at column 0 comes back as the original's). None when lines
+    cannot be shifted left that far (the block is not uniformly indented the same way)."""
     iu, io = indent_of(anchor_update), indent_of(anchor_original)
     if iu == io:
         return list(lines)
     if io.startswith(iu):  # shift right by the original's extra prefix
         extra = io[len(iu):]
-        return [extra + ln if ln.strip() else ln for ln in lines]
+        return [extra + ln if ln.strip() or (ln and ln.startswith(iu)) else ln for ln in lines]
     if iu.startswith(io):  # shift left
         cut = len(iu) - len(io)
         out = []
         for ln in lines:
             if not ln.strip():
-                out.append(ln)
+                out.append(ln[cut:] if len(ln) >= cut and ln.startswith(iu[:cut]) else ln)
             elif ln[:cut].strip() == "" and len(ln) - len(ln.lstrip()) >= cut:
                 out.append(ln[cut:])
             else:

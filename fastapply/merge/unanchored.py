@@ -4,7 +4,7 @@ file, or one edited line."""
 from __future__ import annotations
 
 from fastapply.merge.edge_lines import consume_back, consume_forward
-from fastapply.merge.text import is_blank, same_subject
+from fastapply.merge.text import is_blank, is_trivial, same_subject
 
 CLOSERS = frozenset({"}", "};", "},", ")", ");", "]", "];", "})", "});", "end"})
 
@@ -62,6 +62,33 @@ def place_unanchored(i: int, lines: list[str], marker_before: bool, marker_after
     """Place region `i` (its `lines`), which has no anchored placement, between original lines lo
     and hi: ((start, end exclusive, replacement), edge lines matched by similarity), or the reason
     it cannot be placed. `last`: it is the snippet's last region."""
+    placed = _place_unanchored(i, lines, marker_before, marker_after, last, orig, lo, hi)
+    if isinstance(placed, str):
+        return placed
+    copy = _reindented_copy_kept(lines, orig, lo, hi, placed[0])
+    if copy is not None:
+        return (f"region {i + 1} shows `{copy.strip()[:50]}`, which the original has at another indentation and "
+                "would keep beside it: code wrapped in or taken out of a block, which no line of the region anchors")
+    return placed
+
+
+def _reindented_copy_kept(lines: list[str], orig: list[str], lo: int, hi: int,
+                          span: tuple[int, int, list[str]]) -> str | None:
+    """A region line (not a bracket) that is, at another indentation, an original line between the
+    neighbouring regions that the placement keeps (outside its span)."""
+    start, end, _ = span
+    kept: dict[str, set[str]] = {}
+    for j in list(range(lo, start)) + list(range(end, hi)):
+        if not is_blank(orig[j]):
+            kept.setdefault(orig[j].strip(), set()).add(orig[j].rstrip())
+    for x in lines:
+        if not is_trivial(x) and x.strip() in kept and x.rstrip() not in kept[x.strip()]:
+            return x
+    return None
+
+
+def _place_unanchored(i: int, lines: list[str], marker_before: bool, marker_after: bool, last: bool,
+                      orig: list[str], lo: int, hi: int) -> tuple[tuple[int, int, list[str]], int] | str:
     if marker_before:
         closed = place_closers(lines, orig, lo, hi)
         if closed is not None:

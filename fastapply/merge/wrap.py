@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from fastapply.merge.anchor import Region
 from fastapply.merge.seams import opens_block
 from fastapply.merge.text import indent_of, is_blank
+from fastapply.merge.unanchored import CLOSERS
 
 
 @dataclass(frozen=True)
@@ -92,8 +93,8 @@ def marker_wrap(lines: list[str], marker: str, orig_keys: set[str], lang: str | 
     """(opener level, step) when a region (lines) ends in a block opener, then perhaps lines inside
     it, and the marker after it (indented `marker`) sits inside that block, deeper than the opener.
     The lines shown inside must be mostly new or re-indented (not original lines as they stand, which
-    a common line such as `return None` may be by chance): an original opener shown with its own
-    body (a class, then a marker for what follows) is no wrap."""
+    a common line such as `return None` may be by chance), unless the opener itself is new: an
+    original opener shown with its own body (a class, then a marker for what follows) is no wrap."""
     inside = as_is = 0
     for line in reversed(lines):
         if is_blank(line):
@@ -103,7 +104,9 @@ def marker_wrap(lines: list[str], marker: str, orig_keys: set[str], lang: str | 
             inside += 1  # a shown line inside the new block
             as_is += line.rstrip() in orig_keys
             continue
-        if opens_block(line, lang) and marker.startswith(ind) and len(marker) > len(ind) and 2 * as_is <= inside:
+        new_opener = line.rstrip() not in orig_keys  # then lines shown as they stand are there by chance
+        if opens_block(line, lang) and marker.startswith(ind) and len(marker) > len(ind) and \
+                (new_opener or 2 * as_is <= inside):
             return ind, marker[len(ind):]
         return None
     return None
@@ -157,6 +160,24 @@ def apply_wraps(spans: list[tuple[int, int, list[str]]], regions: list[Region], 
         if not code or indent_of(code[0]) != w.level or not all(x.startswith(w.level) for x in code):
             return (f"the marker after region {w.i + 1} is indented deeper than the code it stands for, "
                     "which does not sit at the new block's level: cannot re-indent it")
+        elided = orig[lo:hi]
+        shown = _shown_after_closers(regions[w.i + 1].lines, orig[hi] if hi < len(orig) else None)
+        if shown and [x.rstrip() for x in elided[-len(shown):]] == [x.rstrip() for x in shown]:
+            # the snippet shows the elided code's last lines after the new block's closer (a blank
+            # line, a `//`): they are those original lines, outside the block, not copies inside it
+            elided = elided[:-len(shown)]
         # the elided code joins region i's span, re-indented: spans stay one per region
-        out[w.i] = (start, hi, repl + [w.extra + x if not is_blank(x) else x for x in orig[lo:hi]])
+        out[w.i] = (start, hi, repl + [w.extra + x if not is_blank(x) else x for x in elided])
     return out
+
+
+def _shown_after_closers(lines: list[str], anchor: str | None) -> list[str]:
+    """The lines a region shows after its leading closing brackets (`}`) and before the line it is
+    placed on (`anchor`, the original line where its span starts); [] without closers or anchor."""
+    k = 0
+    while k < len(lines) and lines[k].strip() in CLOSERS:
+        k += 1
+    if k == 0 or anchor is None:
+        return []
+    end = next((t for t in range(k, len(lines)) if lines[t].rstrip() == anchor.rstrip()), None)
+    return lines[k:end] if end is not None else []

@@ -1,0 +1,142 @@
+"""The second round of `evals.fuzz` classes (issue 15): small synthetic edits in the shapes that
+came back silently wrong from the merge. Each must now merge exactly or be refused; every one of
+them was returned wrong, with exit 0, before these checks (fastapply/merge/checks.py, anchor.py,
+unanchored.py, core.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fastapply.merge import structural_merge
+
+CASES: dict[str, tuple[str, str, str, str]] = {}  # name -> (language, original, snippet, expected)
+
+# A. wrap: marker inside a new block; the block's closer must not anchor on an original closer deeper in
+CASES["wrap_closer_go"] = ("go",
+"package x\n\nfunc f(args []string) error {\n\tif len(args) > 0 {\n\t\tvar v []string\n\t\tfor _, a := range args {\n\t\t\tv = append(v, a)\n\t\t}\n\t\tfor _, a := range v {\n\t\t\tif a == \"\" {\n\t\t\t\treturn nil\n\t\t\t}\n\t\t}\n\t}\n\treturn nil\n}\n",
+"// ... existing code ...\n\t\tvar v []string\n\t\tif enabled {\n\t\t\tfor _, a := range args {\n\t\t\t\tv = append(v, a)\n\t\t\t}\n\t\t\t// ... existing code ...\n\t\t}\n\t}\n\treturn nil\n}\n",
+"package x\n\nfunc f(args []string) error {\n\tif len(args) > 0 {\n\t\tvar v []string\n\t\tif enabled {\n\t\t\tfor _, a := range args {\n\t\t\t\tv = append(v, a)\n\t\t\t}\n\t\t\tfor _, a := range v {\n\t\t\t\tif a == \"\" {\n\t\t\t\t\treturn nil\n\t\t\t\t}\n\t\t\t}\n\t\t}\n\t}\n\treturn nil\n}\n")
+CASES["wrap_closer_java"] = ("java",
+"class A {\n  void f(int[] args) {\n    if (args.length > 0) {\n      int n = 0;\n      for (int a : args) {\n        n += a;\n      }\n      for (int a : args) {\n        if (a == 0) {\n          return;\n        }\n      }\n    }\n  }\n}\n",
+"// ... existing code ...\n      int n = 0;\n      if (enabled) {\n        for (int a : args) {\n          n += a;\n        }\n        // ... existing code ...\n      }\n    }\n  }\n}\n",
+"class A {\n  void f(int[] args) {\n    if (args.length > 0) {\n      int n = 0;\n      if (enabled) {\n        for (int a : args) {\n          n += a;\n        }\n        for (int a : args) {\n          if (a == 0) {\n            return;\n          }\n        }\n      }\n    }\n  }\n}\n")
+# D. a def header paired with a new block line, its body kept under the previous definition
+CASES["header_dropped_py"] = ("python",
+"class Auth:\n    def reset(self):\n        self._count = 1\n\n    def flow(self, request):\n        if self._challenge:\n            request.headers[\"A\"] = self._build(\n                request, self._challenge\n            )\n        response = yield request\n        if response.status != 401:\n            return\n        self._count = 1\n        request.headers[\"A\"] = self._build(\n            request, self._challenge\n        )\n        yield request\n",
+"# ... existing code ...\n        self._count = 1\n\n        for _ in range(2):\n            request.headers[\"A\"] = self._build(\n                request, self._challenge\n            )\n            # ... existing code ...\n        yield request\n    # ... existing code ...\n",
+"class Auth:\n    def reset(self):\n        self._count = 1\n\n    def flow(self, request):\n        if self._challenge:\n            request.headers[\"A\"] = self._build(\n                request, self._challenge\n            )\n        response = yield request\n        if response.status != 401:\n            return\n        self._count = 1\n        for _ in range(2):\n            request.headers[\"A\"] = self._build(\n                request, self._challenge\n            )\n        yield request\n")
+# G. blank lines added between a line and a repeated annotation: a deletion up to another copy?
+CASES["blank_before_override_java"] = ("java",
+"class A {\n  @Override\n  public int a() {\n    return 1;\n  }\n\n  @Override\n  public int b() {\n    return 2;\n  }\n\n  @Override\n  public int c() {\n    return 3;\n  }\n}\n",
+"// ... existing code ...\n    return 1;\n  }\n\n\n  @Override\n  // ... existing code ...\n",
+"class A {\n  @Override\n  public int a() {\n    return 1;\n  }\n\n\n  @Override\n  public int c() {\n    return 3;\n  }\n}\n")
+# H. a bare member right below shown code while the original has attributes: deleted or left out?
+CASES["attrs_left_out_rust"] = ("rust",
+"#[macro_export]\n#[doc(hidden)]\nmacro_rules! one {\n    () => {};\n}\n\n#[macro_export]\n#[doc(hidden)]\nmacro_rules! two {\n    () => {};\n}\n\n#[macro_export]\n#[doc(hidden)]\nmacro_rules! three {\n    ($e:expr) => {};\n}\n",
+"// ... existing code ...\n#[doc(hidden)]\nmacro_rules! two {\n    () => {};\n}\n\nmacro_rules! three {\n    ($e:expr) => {};\n}\n",
+"#[macro_export]\n#[doc(hidden)]\nmacro_rules! one {\n    () => {};\n}\n\n#[macro_export]\n#[doc(hidden)]\nmacro_rules! two {\n    () => {};\n}\n\nmacro_rules! three {\n    ($e:expr) => {};\n}\n")
+# J. a marker-free snippet from the first line to the last: the whole file, or an edit?
+CASES["whole_file_js"] = ("javascript",
+"class Calculator {\n  constructor() {\n    this.result = 0;\n  }\n\n  add(n) {\n    this.result += n;\n    return this;\n  }\n\n  reset() {\n    this.result = 0;\n    return this;\n  }\n}\n",
+"class Calculator {\n  add(n) {\n    this.result += n;\n    return this;\n  }\n\n  reset() {\n    this.result = 0;\n    return this;\n  }\n}\n",
+"class Calculator {\n  add(n) {\n    this.result += n;\n    return this;\n  }\n\n  reset() {\n    this.result = 0;\n    return this;\n  }\n}\n")
+# K. a region shifted to fit where it changes nothing is no already-applied edit
+CASES["shifted_unchanged_ts"] = ("typescript",
+"function f(storage: any, set: any) {\n  if (!storage) {\n    return config(\n      (...args) => {\n        console.warn(\n          'unavailable',\n        )\n        set(...args)\n      },\n    )\n  }\n  return config(\n    (...args) => {\n      set(...args)\n    },\n  )\n}\n",
+"// ... existing code ...\n      (...args) => {\n        set(...args)\n      // ... existing code ...\n",
+"function f(storage: any, set: any) {\n  if (!storage) {\n    return config(\n      (...args) => {\n        set(...args)\n      },\n    )\n  }\n  return config(\n    (...args) => {\n      set(...args)\n    },\n  )\n}\n")
+# M. an edit through a function's last lines: a line left behind unedited
+CASES["rename_tail_py"] = ("python",
+"import x\n\n\nasync def test_streaming():\n    body = b\"test\"\n    headers = [(b\"A\", b\"gzip\")]\n    response = x.Response(\n        200,\n        headers=headers,\n    )\n    assert not hasattr(response, \"body\")\n    assert await response.aread() == body\n\n\ndef other():\n    pass\n",
+"# ... existing code ...\nasync def test_streaming():\n    body = b\"test\"\n    headers = [(b\"A\", b\"gzip\")]\n    response_total = x.Response(\n        200,\n        headers=headers,\n    )\n    assert not hasattr(response_total, \"body\")\n    assert await response_total.aread() == body\n# ... existing code ...\n",
+"import x\n\n\nasync def test_streaming():\n    body = b\"test\"\n    headers = [(b\"A\", b\"gzip\")]\n    response_total = x.Response(\n        200,\n        headers=headers,\n    )\n    assert not hasattr(response_total, \"body\")\n    assert await response_total.aread() == body\n\n\ndef other():\n    pass\n")
+# N. an unwrap whose only context below is a short line (`if (`) that recurs a few lines down
+CASES["short_edge_ts"] = ("typescript",
+"function f(action: any) {\n  const state = action.state\n  if (\n    state === undefined ||\n    state === null\n  ) {\n    return\n  }\n  if (\n    state.x\n  ) {\n    g()\n  }\n}\n",
+"// ... existing code ...\n  const state = action.state\n  return\n  if (\n  // ... existing code ...\n",
+"function f(action: any) {\n  const state = action.state\n  return\n  if (\n    state.x\n  ) {\n    g()\n  }\n}\n")
+# O. a region anchored on a lone common line (`try:`) whose other lines are original code elsewhere
+CASES["common_anchor_copies_py"] = ("python",
+"def a(f):\n    try:\n        f.seek(0)\n    except OSError:\n        pass\n\n\ndef b(fields):\n    length = 0\n    for field in fields:\n        n = field.size()\n        if n is None:\n            return None\n        length += n\n    return length\n",
+"# ... existing code ...\n    try:\n        if n is None:\n            return None\n        length += n\n    except Exception:\n        raise\n# ... existing code ...\n",
+"def a(f):\n    try:\n        f.seek(0)\n    except OSError:\n        pass\n\n\ndef b(fields):\n    length = 0\n    for field in fields:\n        n = field.size()\n        try:\n            if n is None:\n                return None\n            length += n\n        except Exception:\n            raise\n    return length\n")
+# Q. a line moved across an opener at another indentation: into the block, or a new block around it?
+CASES["moved_across_try_py"] = ("python",
+"def host(h):\n    if h.isascii():\n        return h.lower()\n\n    # IDNA hostnames\n    try:\n        return idna(h)\n    except IDNAError:\n        raise Invalid(h)\n\n\ndef port(p):\n    return int(p)\n",
+"# ... existing code ...\n        return h.lower()\n\n    try:\n        # IDNA hostnames\n        # ... existing code ...\n    except Exception:\n        raise\n\n\ndef port(p):\n# ... existing code ...\n",
+"def host(h):\n    if h.isascii():\n        return h.lower()\n\n    try:\n        # IDNA hostnames\n        try:\n            return idna(h)\n        except IDNAError:\n            raise Invalid(h)\n    except Exception:\n        raise\n\n\ndef port(p):\n    return int(p)\n")
+# R. a rename through a whole function whose header changed too: the old body left behind
+CASES["rename_with_header_py"] = ("python",
+"import x\n\n\n@x.mark\ndef test_url(pattern, url):\n    pattern = Pattern(pattern)\n    assert pattern.matches(url)\n\n\ndef test_other():\n    pass\n",
+"# ... existing code ...\n@x.mark\ndef test_url(pattern_value, url):\n    pattern_value = Pattern(pattern_value)\n    assert pattern_value.matches(url)\n# ... existing code ...\n",
+"import x\n\n\n@x.mark\ndef test_url(pattern_value, url):\n    pattern_value = Pattern(pattern_value)\n    assert pattern_value.matches(url)\n\n\ndef test_other():\n    pass\n")
+CASES["cut_off_java"] = ("java",
+"/*\n * Copyright (C) 2008 Google Inc.\n */\n\npackage com.google.gson;\n\nimport java.lang.reflect.Type;\n\n/**\n * A deserializer.\n */\npublic interface JsonDeserializer<T> {\n\n  /** Deserializes. */\n  T deserialize(JsonElement json, Type typeOfT) throws JsonParseException;\n}\n",
+"if (enabled) {\n  /*\n   * Copyright (C) 2008 Google Inc.\n   */\n\n  package com.google.gson;\n\n  import java.lang.reflect.Type;\n\n  /**\n   * A deserializer.\n   */\n}\npublic interface JsonDeserializer<T> {\n",
+"if (enabled) {\n  /*\n   * Copyright (C) 2008 Google Inc.\n   */\n\n  package com.google.gson;\n\n  import java.lang.reflect.Type;\n\n  /**\n   * A deserializer.\n   */\n}\npublic interface JsonDeserializer<T> {\n\n  /** Deserializes. */\n  T deserialize(JsonElement json, Type typeOfT) throws JsonParseException;\n}\n")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_exact_or_refused(name):
+    lang, orig, update, expected = CASES[name]
+    res = structural_merge(orig, update, lang)
+    assert not res.ok or res.text == expected, f"silent wrong merge ({name})"
+    assert res.ok or res.reasons, "a refusal says why"
+
+
+# the named check behind each refusal, where one check is the reason
+REASONS = {
+    "common_anchor_copies_py": "would delete the header `def b",
+    "cut_off_java": "opens more `{` than it closes",
+    "moved_across_try_py": "moves `# IDNA hostnames` across `try:`",
+    "rename_with_header_py": "looks like an edit of the next original line",
+    "blank_before_override_java": "only adds blank lines where it fits, and its last line occurs elsewhere",
+    "whole_file_js": "runs from the file's first line to its last",
+    "shifted_unchanged_ts": "changes nothing",
+    "rename_tail_py": "looks like an edit of the next original line",
+    "short_edge_ts": "also occur at line",
+}
+
+
+@pytest.mark.parametrize("name", sorted(REASONS))
+def test_refused_by_its_check(name):
+    lang, orig, update, _ = CASES[name]
+    res = structural_merge(orig, update, lang)
+    assert not res.ok and any(REASONS[name] in r for r in res.reasons), res.reasons
+
+
+def test_already_applied_edit_still_returns_the_file_unchanged():
+    """The narrowed `changes_nothing` keeps its exception: a region written as it stands, once."""
+    orig = "function f() {\n  a();\n  b();\n  return 1;\n}\n"
+    update = "// ... existing code ...\n  a();\n  b();\n// ... existing code ...\n"
+    res = structural_merge(orig, update, "javascript")
+    assert res.ok and res.text == orig
+
+
+def test_marker_free_edit_inside_the_file_still_keeps_what_it_leaves_out():
+    """The whole-file refusal needs the snippet to run from the first line to the last."""
+    orig = ("class C {\n  a() {\n    return 1;\n  }\n\n  b() {\n    return 2;\n  }\n}\n\nexport default C;\n")
+    update = "class C {\n  b() {\n    return 3;\n  }\n}\n"
+    res = structural_merge(orig, update, "javascript")
+    assert res.ok and res.text == orig.replace("return 2", "return 3")
+
+# a new opener whose first shown line also stands, as written, elsewhere in the file: still a wrap
+WRAP_NEW_OPENER = ("javascript",
+"describe('raw', () => {\n  it('a', (done) => {\n    request(app).post('/')\n      .expect(200, done)\n  })\n\n  it('b', (done) => {\n    var test = request(app).post('/')\n    test.set('Content-Type', 'x')\n    test.write('000102')\n    test.expect(400, done)\n  })\n\n  describe('deep', () => {\n    it('c', (done) => {\n        var test = request(app).post('/')\n        test.end(done)\n    })\n  })\n})\n",
+"// ... existing code ...\n  it('b', (done) => {\n    try {\n        var test = request(app).post('/')\n        // ... existing code ...\n    } catch (e) {\n      throw e;\n    }\n    test.write('000102')\n// ... existing code ...\n",
+"describe('raw', () => {\n  it('a', (done) => {\n    request(app).post('/')\n      .expect(200, done)\n  })\n\n  it('b', (done) => {\n    try {\n        var test = request(app).post('/')\n        test.set('Content-Type', 'x')\n    } catch (e) {\n      throw e;\n    }\n    test.write('000102')\n    test.expect(400, done)\n  })\n\n  describe('deep', () => {\n    it('c', (done) => {\n        var test = request(app).post('/')\n        test.end(done)\n    })\n  })\n})\n")
+
+
+def test_new_opener_wraps_lines_that_stand_elsewhere_as_written():
+    """`var test = ...` also stands, at the wrapped depth, in another test: the `try {` is still new,
+    so the deeper marker reads as the wrapped code (it was refused before)."""
+    lang, orig, update, expected = WRAP_NEW_OPENER
+    assert structural_merge(orig, update, lang).text == expected
+
+
+def test_whitespace_only_line_moves_with_a_block_pasted_at_column_0():
+    """A method pasted at column 0 keeps the original's whitespace-only line inside it."""
+    orig = "class A {\n  f() {\n    a();\n    \n    return 1;\n  }\n}\n"
+    update = "f() {\n  b();\n  a();\n  \n  return 1;\n}\n"
+    res = structural_merge(orig, update, "javascript")
+    assert res.ok and res.text == "class A {\n  f() {\n    b();\n    a();\n    \n    return 1;\n  }\n}\n"
