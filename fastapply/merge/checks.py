@@ -326,14 +326,16 @@ def reindented_copy_kept(fit: RegionFit) -> str | None:
     if not added:
         return None
     # Anchored on common lines only (`try:`, `}`), the region has no place of its own: its copies
-    # count anywhere in the gap, not just next to it.
+    # count anywhere in the gap, not just next to it (two of them at least: one line appended at the
+    # end of a file may well repeat a statement from elsewhere).
     lone = all(is_trivial(x) for x in o[fit.c.start:fit.c.end + 1] if x.rstrip() in span_keys and
                any(x.rstrip() == y.rstrip() for y in fit.c.lines))
     reach = fit.next_start - max(fit.prev_end, 0) if lone else KEPT_NEAR + len(added)
     near = _near_kept(o, fit.start, fit.end, max(fit.prev_end, 0), fit.next_start,
                       {x.rstrip() for x in fit.c.lines}, reach)
     copies = [(x, j) for x in added for j in near if o[j].strip() == x.strip() and indent_of(o[j]) != indent_of(x)]
-    if copies and 2 * len({x for x, _ in copies}) >= len(added):
+    distinct = len({x for x, _ in copies})
+    if copies and 2 * distinct >= len(added) and (distinct >= 2 or not lone):
         x, j = copies[0]
         return (f"region {fit.i + 1} adds `{x.strip()[:50]}` at another indentation next to the original's "
                 f"(line {j + 1}), which stays: code moved out of or into a block? (the lines around it may "
