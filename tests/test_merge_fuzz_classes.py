@@ -75,6 +75,17 @@ CASES["cut_off_java"] = ("java",
 "if (enabled) {\n  /*\n   * Copyright (C) 2008 Google Inc.\n   */\n\n  package com.google.gson;\n\n  import java.lang.reflect.Type;\n\n  /**\n   * A deserializer.\n   */\n}\npublic interface JsonDeserializer<T> {\n",
 "if (enabled) {\n  /*\n   * Copyright (C) 2008 Google Inc.\n   */\n\n  package com.google.gson;\n\n  import java.lang.reflect.Type;\n\n  /**\n   * A deserializer.\n   */\n}\npublic interface JsonDeserializer<T> {\n\n  /** Deserializes. */\n  T deserialize(JsonElement json, Type typeOfT) throws JsonParseException;\n}\n")
 
+# T. an attribute added above a method, anchored on another copy of it just above
+CASES["override_added_java"] = ("java",
+"class P {\n  @Override\n  public P deepCopy() {\n    return this;\n  }\n\n  /** Whether it is a boolean. */\n  public boolean isBoolean() {\n    return value instanceof Boolean;\n  }\n}\n",
+"// ... existing code ...\n  @Override\n  public boolean isBoolean() {\n    // ... existing code ...\n  }\n// ... existing code ...\n",
+"class P {\n  @Override\n  public P deepCopy() {\n    return this;\n  }\n\n  /** Whether it is a boolean. */\n  @Override\n  public boolean isBoolean() {\n    return value instanceof Boolean;\n  }\n}\n")
+# U. a block opener as the only anchor, the wrapped line standing elsewhere
+CASES["try_on_other_try_py"] = ("python",
+"def lexer(response):\n    mime = response.mime\n    try:\n        return find(mime)\n    except NotFound:\n        pass\n    return ''\n\n\ndef show(request):\n    print_headers(request, http2=True)\n    print_body(request)\n",
+"# ... existing code ...\n    try:\n        print_headers(request, http2=True)\n    except Exception:\n        raise\n# ... existing code ...\n",
+"def lexer(response):\n    mime = response.mime\n    try:\n        return find(mime)\n    except NotFound:\n        pass\n    return ''\n\n\ndef show(request):\n    try:\n        print_headers(request, http2=True)\n    except Exception:\n        raise\n    print_body(request)\n")
+
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_exact_or_refused(name):
@@ -88,6 +99,8 @@ def test_exact_or_refused(name):
 REASONS = {
     "common_anchor_copies_py": "would delete the header `def b",
     "cut_off_java": "opens more `{` than it closes",
+    "override_added_java": "an attribute that may as well be a new one",
+    "try_on_other_try_py": "at another indentation",
     "moved_across_try_py": "moves `# IDNA hostnames` across `try:`",
     "rename_with_header_py": "looks like an edit of the next original line",
     "blank_before_override_java": "only adds blank lines where it fits, and its last line occurs elsewhere",

@@ -326,8 +326,8 @@ def reindented_copy_kept(fit: RegionFit) -> str | None:
     if not added:
         return None
     # Anchored on common lines only (`try:`, `}`), the region has no place of its own: its copies
-    # count anywhere in the gap, not just next to it (two of them at least: one line appended at the
-    # end of a file may well repeat a statement from elsewhere).
+    # count anywhere in the gap, not just next to it (two of them at least, or one inside an anchor
+    # that opens a block: one line appended after a file's last `}` may well repeat a statement).
     lone = all(is_trivial(x) for x in o[fit.c.start:fit.c.end + 1] if x.rstrip() in span_keys and
                any(x.rstrip() == y.rstrip() for y in fit.c.lines))
     reach = fit.next_start - max(fit.prev_end, 0) if lone else KEPT_NEAR + len(added)
@@ -335,7 +335,9 @@ def reindented_copy_kept(fit: RegionFit) -> str | None:
                       {x.rstrip() for x in fit.c.lines}, reach)
     copies = [(x, j) for x in added for j in near if o[j].strip() == x.strip() and indent_of(o[j]) != indent_of(x)]
     distinct = len({x for x, _ in copies})
-    if copies and 2 * distinct >= len(added) and (distinct >= 2 or not lone):
+    opener = any(opens_block(o[j], fit.lang) for j in (fit.c.start, fit.c.end))  # (`try:` then the copy)
+    weak = lone and opener  # placed on a bare `try:` / `if (x) {` and nothing else: any copy counts
+    if copies and (weak or 2 * distinct >= len(added) and (distinct >= 2 or not lone)):
         x, j = copies[0]
         return (f"region {fit.i + 1} adds `{x.strip()[:50]}` at another indentation next to the original's "
                 f"(line {j + 1}), which stays: code moved out of or into a block? (the lines around it may "
@@ -371,6 +373,27 @@ def deletion_after_common_anchor(fit: RegionFit) -> str | None:
         if all(is_blank(x) or is_trivial(x) for x in a[i1:i2]) and any(not is_blank(x) for x in b[k1:k2]):
             return (f"region {fit.i + 1} would delete original code next to `{a[i1].strip() or a[i2 - 1].strip()}`, "
                     "a common line that may as well be new: refusing to guess")
+    return None
+
+
+def deletion_after_attribute(fit: RegionFit) -> str | None:
+    """The region's first (last) anchors are only attributes (`@Override`, `#[test]`) and the
+    placement deletes original code right after (before) them: attributes stack above many
+    definitions, so the region's attribute may as well be a new one, deleting nothing."""
+    c = fit.c
+    if c.first == c.last:
+        return None
+    a = [x.rstrip() for x in c.lines[c.first:c.last + 1]]
+    b = [x.rstrip() for x in fit.orig[c.start:c.end + 1]]
+    ops = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    for edge in (ops[:2], ops[::-1][:2]):
+        if len(edge) < 2 or edge[0][0] != "equal" or edge[1][0] != "insert":
+            continue
+        _, i1, i2, _, _ = edge[0]
+        _, _, _, k1, k2 = edge[1]
+        if all(x.strip().startswith(ATTRIBUTE_STARTS) for x in a[i1:i2] if x) and any(b[k1:k2]):
+            return (f"region {fit.i + 1} would delete original code next to `{a[i1].strip()[:40]}`, an attribute "
+                    "that may as well be a new one: refusing to guess")
     return None
 
 
@@ -602,6 +625,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     marker_free_drops_lines,
     reindented_copy_kept,
     deletion_edge_repeats,
+    deletion_after_attribute,
     common_edge_moved_by_reindent,
     only_blank_lines_added,
     implied_deletion_too_large,
