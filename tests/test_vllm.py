@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from fastapply.api import Applier, ApplyError, ApplyRequest, Stats, TextDelta
 from evals.load import SMALL_CASES
+from fastapply.api import Applier, ApplyError, ApplyRequest, Stats, TextDelta
 from fastapply.backends.vllm import VLLMEngine
 
 pytestmark = pytest.mark.vllm

@@ -66,24 +66,31 @@ HEADS, TAILS = 3, 8  # anchor lines tried first from each end of a region
 WIDE_PAIRS = 64  # further anchor pairs tried when those fail
 
 
-def _anchor_choices(lines: list[str], idx: OriginalIndex, wide: bool = False) -> list[tuple[int, int]]:
+def _outer_present(lines: list[str], idx: OriginalIndex) -> list[int]:
+    """Region lines that occur in the original (ignoring indentation), less the closing brackets
+    that close new code of the region."""
+    present = [i for i, ln in enumerate(lines) if not is_blank(ln) and ln.strip() in idx.stripped]
+    inner = _inner_closers(lines, set(present))
+    return [i for i in present if i not in inner]
+
+
+def _anchor_choices(lines: list[str], idx: OriginalIndex) -> list[tuple[int, int]]:
     """(first, last) anchor pairs to try: the first and last region lines that occur in the original
     (ignoring indentation), plus the next ones in, in case an edge line is new but happens to occur
-    elsewhere in the file. wide: pairs of lines that occur in the original as they stand (with their
-    indentation), nearest the ends first: a region whose last lines are all re-indented (moved out of
-    a removed block) anchors on the lines further in."""
-    present = [i for i, ln in enumerate(lines) if not is_blank(ln) and ln.strip() in idx.stripped]
-    if not present:
-        return []
-    inner = _inner_closers(lines, set(present))
-    outer = [i for i in present if i not in inner]
-    if not wide:
-        return [(a, b) for a in outer[:HEADS] for b in outer[::-1][:TAILS] if a <= b]
-    narrow = set(_anchor_choices(lines, idx))
-    outer = [i for i in outer if key(lines[i]) in idx.exact and not is_trivial(lines[i])]  # as they stand
-    pairs = [(a, b) for a in outer for b in outer[::-1] if a <= b and (a, b) not in narrow]
-    pairs.sort(key=lambda p: (outer.index(p[0]) + outer[::-1].index(p[1]), p))
-    return pairs[:WIDE_PAIRS]
+    elsewhere in the file."""
+    outer = _outer_present(lines, idx)
+    return [(a, b) for a in outer[:HEADS] for b in outer[::-1][:TAILS] if a <= b]
+
+
+def _wide_choices(lines: list[str], idx: OriginalIndex, tried: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Anchor pairs beyond `tried`: lines that occur in the original as they stand (with their
+    indentation), nearest the region's ends first. A region whose edge lines are all re-indented
+    (moved out of a removed block) anchors on the lines further in."""
+    same = [i for i in _outer_present(lines, idx) if key(lines[i]) in idx.exact and not is_trivial(lines[i])]
+    n, done = len(same), set(tried)
+    pairs = [(ka + (n - 1 - kb), (a, b)) for ka, a in enumerate(same) for kb, b in enumerate(same)
+             if a <= b and (a, b) not in done]
+    return [ab for _, ab in sorted(pairs)][:WIDE_PAIRS]
 
 
 def _inner_closers(lines: list[str], present: set[int]) -> set[int]:
@@ -127,7 +134,7 @@ def place_region(region: Region, idx: OriginalIndex, edge: str | None = None) ->
         if found:
             break
     if not any(c.solid and not c.estimated for c in found):
-        for a, b in _anchor_choices(lines, idx, wide=True):
+        for a, b in _wide_choices(lines, idx, choices):
             wide = [c for c in _place(lines, a, b, idx) if c.solid and not c.estimated]
             if wide:
                 found = wide

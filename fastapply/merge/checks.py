@@ -355,23 +355,35 @@ def _deleted(fit: RegionFit) -> int:
     return max(0, gone - added)
 
 
+def _deletions_at_edges(a: list[str], b: list[str]) -> list[tuple[str, list[str], list[str]]]:
+    """Where a region (a, from its first to its last anchor) matched against its original span (b)
+    starts (ends) with matching lines and then original lines it lacks: ("first" | "last", those
+    matching lines, the deleted original lines), in that order."""
+    ops = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    out = []
+    for side, edge in (("first", ops[:2]), ("last", ops[::-1][:2])):
+        if len(edge) == 2 and edge[0][0] == "equal" and edge[1][0] == "insert":
+            _, i1, i2, _, _ = edge[0]
+            _, _, _, k1, k2 = edge[1]
+            out.append((side, a[i1:i2], b[k1:k2]))
+    return out
+
+
+def _anchor_span(fit: RegionFit) -> tuple[list[str], list[str]]:
+    """The region's lines from its first anchor to its last, and the original span they sit on."""
+    c = fit.c
+    return [x.rstrip() for x in c.lines[c.first:c.last + 1]], [x.rstrip() for x in fit.orig[c.start:c.end + 1]]
+
+
 def deletion_after_common_anchor(fit: RegionFit) -> str | None:
     """The region's first (last) anchor is a common line (`}`, blank lines), the placement deletes
     original code right after (before) it, and the snippet's new lines left a bracket open: that `}`
     may as well be new (closing the block the snippet opened), and then nothing is deleted."""
-    c, o = fit.c, fit.orig
-    if c.first == c.last or fit.opened <= 0:
+    if fit.c.first == fit.c.last or fit.opened <= 0:
         return None
-    a = [x.rstrip() for x in c.lines[c.first:c.last + 1]]
-    b = [x.rstrip() for x in o[c.start:c.end + 1]]
-    ops = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-    for edge in (ops[:2], ops[::-1][:2]):
-        if len(edge) < 2 or edge[0][0] != "equal" or edge[1][0] != "insert":  # (original lines the region lacks)
-            continue
-        tag, i1, i2, j1, j2 = edge[0]
-        _, _, _, k1, k2 = edge[1]
-        if all(is_blank(x) or is_trivial(x) for x in a[i1:i2]) and any(not is_blank(x) for x in b[k1:k2]):
-            return (f"region {fit.i + 1} would delete original code next to `{a[i1].strip() or a[i2 - 1].strip()}`, "
+    for _, run, gone in _deletions_at_edges(*_anchor_span(fit)):
+        if all(is_blank(x) or is_trivial(x) for x in run) and any(not is_blank(x) for x in gone):
+            return (f"region {fit.i + 1} would delete original code next to `{run[0].strip() or run[-1].strip()}`, "
                     "a common line that may as well be new: refusing to guess")
     return None
 
@@ -380,19 +392,11 @@ def deletion_after_attribute(fit: RegionFit) -> str | None:
     """The region's first (last) anchors are only attributes (`@Override`, `#[test]`) and the
     placement deletes original code right after (before) them: attributes stack above many
     definitions, so the region's attribute may as well be a new one, deleting nothing."""
-    c = fit.c
-    if c.first == c.last:
+    if fit.c.first == fit.c.last:
         return None
-    a = [x.rstrip() for x in c.lines[c.first:c.last + 1]]
-    b = [x.rstrip() for x in fit.orig[c.start:c.end + 1]]
-    ops = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-    for edge in (ops[:2], ops[::-1][:2]):
-        if len(edge) < 2 or edge[0][0] != "equal" or edge[1][0] != "insert":
-            continue
-        _, i1, i2, _, _ = edge[0]
-        _, _, _, k1, k2 = edge[1]
-        if all(x.strip().startswith(ATTRIBUTE_STARTS) for x in a[i1:i2] if x) and any(b[k1:k2]):
-            return (f"region {fit.i + 1} would delete original code next to `{a[i1].strip()[:40]}`, an attribute "
+    for _, run, gone in _deletions_at_edges(*_anchor_span(fit)):
+        if all(x.strip().startswith(ATTRIBUTE_STARTS) for x in run if x) and any(gone):
+            return (f"region {fit.i + 1} would delete original code next to `{run[0].strip()[:40]}`, an attribute "
                     "that may as well be a new one: refusing to guess")
     return None
 
@@ -403,26 +407,27 @@ def deletion_edge_repeats(fit: RegionFit) -> str | None:
     edge, and that line (run) occurs again, whole, further down (up) in the gap, where the region
     would fit as well (explaining as many of its lines): where the deletion ends is a tie between
     the copies, not a choice."""
-    c, o = fit.c, fit.orig
+    c = fit.c
     if c.first == c.last:
         return None
-    keys = [x.rstrip() for x in o]
-    rk = [x.rstrip() for x in c.lines[c.first:c.last + 1]]
-    ops = SequenceMatcher(None, rk, keys[c.start:c.end + 1], autojunk=False).get_opcodes()
-    alts = []
+    keys = [x.rstrip() for x in fit.orig]
+    rk, span = _anchor_span(fit)
     # A run of several lines identifies its place better than a lone line: it ties only when no
     # marker bounds that side of the region (a loose snippet: its edge is uncertain too) and the
     # deletion is large (whole tests between copies of a shared tail). With a marker there, the
     # nearest copy is the reading that deletes least, and real edits read so.
     big = _deleted(fit) > sum(1 for x in rk if x)
-    run = _run_before_deletion(ops[::-1], rk, big and not fit.region.marker_after)
-    if run:
-        alts += [(c.start, e) for e in range(c.end + 1, fit.next_start)
-                 if keys[e - len(run) + 1:e + 1] == run][:REPEAT_COPIES]
-    run = _run_before_deletion(ops, rk, big and not fit.region.marker_before)
-    if run:
-        alts += [(t, c.end) for t in range(c.start - 1, max(fit.prev_end, 0) - 1, -1)
-                 if keys[t:t + len(run)] == run][:REPEAT_COPIES]
+    alts = []
+    for side, run, _ in reversed(_deletions_at_edges(rk, span)):  # (the last anchor's copies first)
+        marker = fit.region.marker_before if side == "first" else fit.region.marker_after
+        if sum(1 for x in run if x.strip()) > 1 and not (big and not marker):
+            continue
+        if side == "last":
+            alts += [(c.start, e) for e in range(c.end + 1, fit.next_start)
+                     if keys[e - len(run) + 1:e + 1] == run][:REPEAT_COPIES]
+        else:
+            alts += [(t, c.end) for t in range(c.start - 1, max(fit.prev_end, 0) - 1, -1)
+                     if keys[t:t + len(run)] == run][:REPEAT_COPIES]
     for s, e in alts:
         d = edit_distance(rk, keys[s:e + 1])
         if d is not None and (len(rk) + e - s + 1 - d) // 2 >= c.matched:
@@ -430,17 +435,6 @@ def deletion_edge_repeats(fit: RegionFit) -> str | None:
             return (f"region {fit.i + 1} deletes lines up to `{edge[:40]}`, which occurs again at line "
                     f"{(e if s == c.start else s) + 1}: which copy ends the deletion?")
     return None
-
-
-def _run_before_deletion(ops, region: list[str], several: bool) -> list[str]:
-    """The region's lines matching at its edge, when ops (from that edge inwards) start with them and
-    then original lines the region lacks (a deletion); else []. several: a run of more than one
-    non-blank line counts too."""
-    if len(ops) < 2 or ops[0][0] != "equal" or ops[1][0] != "insert":
-        return []
-    _, i1, i2, _, _ = ops[0]
-    run = region[i1:i2]
-    return run if several or sum(1 for x in run if x.strip()) <= 1 else []
 
 
 def common_edge_moved_by_reindent(fit: RegionFit) -> str | None:
