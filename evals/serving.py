@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-lines", type=int, default=None, help="only originals of at most this many lines")
     ap.add_argument("--clients", default="1,8", help="comma-separated client counts (default 1,8)")
     ap.add_argument("--configs", default=",".join(CONFIGS), help=f"subset of {','.join(CONFIGS)}")
-    ap.add_argument("--max-draft", type=int, default=32, help="K for vLLM's proposers (fastapply and ngram)")
+    ap.add_argument("--max-draft", type=int, default=64, help="K for vLLM's proposers (fastapply and ngram)")
     ap.add_argument("--model", default=None)
     ap.add_argument("--device", default=None)
     ap.add_argument("--dtype", default=None)

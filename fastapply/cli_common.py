@@ -55,7 +55,7 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
                    help="hf: fastapply's own decode loop (default); vllm: vLLM's engine with fastapply's "
                         "drafter as its proposer (continuous batching; install with `make vllm`)")
     p.add_argument("--tensor-parallel-size", type=int, default=None, help="vllm: split the model over N GPUs")
-    p.add_argument("--max-draft", type=int, default=None, help="vllm: draft tokens per step at most, 1-128 (default 32)")
+    p.add_argument("--max-draft", type=int, default=None, help="vllm: draft tokens per step at most, 1-128 (default 64)")
     p.add_argument("--speculation", default=None, choices=["fastapply", "ngram", "none"],
                    help="vllm: the proposer: fastapply's drafter (default), vLLM's ngram, or none")
 

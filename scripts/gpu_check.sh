@@ -17,7 +17,7 @@ CASES=${CASES:-../shared/evals/commits_dev.jsonl}
 LIMIT=${LIMIT:-8}
 MAX_LINES=${MAX_LINES:-120}
 CLIENTS=${CLIENTS:-1,8}
-K=${K:-32}
+K=${K:-64}
 
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
     echo "gpu_check: no NVIDIA GPU here (nvidia-smi finds none); on CPU run evals.serving from .venv" >&2
