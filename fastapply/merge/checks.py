@@ -78,6 +78,7 @@ class RegionFit:
     lang: str | None
     fuzzy: int = 0  # edge lines paired with original lines by similarity rather than equality
     opened: int = 0  # brackets the snippet's new lines opened before this region's first anchor
+    lowered: bool = False  # placed under the wrap reading: lines the snippet wrapped, put back (wrap.py)
 
 
 def contested(fit: RegionFit) -> str | None:
@@ -94,14 +95,59 @@ def context_split(fit: RegionFit) -> str | None:
     return None
 
 
+def edge_run_longer_elsewhere(fit: RegionFit) -> str | None:
+    """The region's first (last) anchor line occurs again in its gap, and there more of the region's
+    lines follow (precede) it as written than at the chosen place: the edge says "here", the
+    cost (decided by the other anchor, which fits only at the chosen place as written) says
+    "there" (a wrapped block's deeper line matches exactly in a similar function). Refuse."""
+    c, o = fit.c, fit.orig
+    keys = [x.rstrip() for x in o]
+    lo, hi = max(fit.prev_end, 0), fit.next_start
+    region = [x.rstrip() for x in c.lines]
+
+    def run(k: int, j: int, step: int) -> int:
+        n = 0
+        while 0 <= k < len(region) and lo <= j < hi and region[k] == keys[j]:
+            n, k, j = n + 1, k + step, j + step
+        return n
+
+    for at, k, step in ((c.start, c.first, 1), (c.end, c.last, -1)):
+        here = run(k, at, step)
+        for t in range(lo, hi):
+            if t == at or keys[t] != keys[at]:
+                continue
+            there = run(k, t, step)
+            extra = region[k + step * here:k + step * there:step] if step > 0 else \
+                region[k - there + 1:k - here + 1]
+            if there > here and any(not is_trivial(x) for x in extra):
+                return (f"region {fit.i + 1}'s edge line `{keys[at].strip()[:40]}` occurs at line {at + 1} and at line "
+                        f"{t + 1}, and more of the region's lines stand next to it at line {t + 1}: which is meant?")
+    return None
+
+
 def tied_alternative(fit: RegionFit) -> str | None:
-    """Another placement in the same gap explains as many lines at about the same cost."""
+    """Another placement in the same gap explains as many lines at about the same cost. One that
+    shares an anchor with it must explain more, its other anchor on another copy of the region's
+    edge line (`assert x == y` ending two blocks of a test), and the chosen placement must keep,
+    between the two copies, a line the region adds: the old lines beside the region's new
+    version of them (a rename through a whole function, anchored on its first block's end)."""
     c = fit.c
     for alt in fit.region.candidates:
-        if alt.start != c.start and alt.end != c.end and alt.matched >= c.matched and \
-                alt.cost <= c.cost + AMBIGUITY and fit.prev_end <= alt.start and alt.end < fit.next_start:
+        if alt.start == c.start and alt.end == c.end or alt.cost > c.cost + AMBIGUITY or \
+                not (fit.prev_end <= alt.start and alt.end < fit.next_start):
+            continue
+        if alt.start != c.start and alt.end != c.end and alt.matched >= c.matched:
             return (f"region {fit.i + 1} fits at line {c.start + 1} and at line {alt.start + 1} alike "
                     "(same lines explained; they differ only in what the edit would delete)")
+        if alt.matched > c.matched:  # one anchor shared, the other on another copy of its line
+            kept = range(c.end + 1, alt.end) if alt.start == c.start else range(alt.start + 1, c.start)
+            span = {x.rstrip() for x in fit.orig[c.start:c.end + 1]}
+            added = {x.rstrip() for x in c.lines if not is_trivial(x) and x.rstrip() not in span}
+            copy = next((j for j in kept if fit.orig[j].rstrip() in added), None)
+            if copy is not None:
+                return (f"region {fit.i + 1} fits on lines {c.start + 1}-{c.end + 1} and, explaining more of it at "
+                        f"about the same cost, on lines {alt.start + 1}-{alt.end + 1}; the first would keep line "
+                        f"{copy + 1} (`{fit.orig[copy].strip()[:40]}`), which the region adds again: which is meant?")
     return None
 
 
@@ -298,10 +344,28 @@ def shifted_around_new_block(fit: RegionFit) -> str | None:
     """The region is placed at another indentation than written, and it opens a new block around
     original lines written one level deeper: it wraps that code (the wrap reading, wrap.py), it
     was not pasted at another indentation."""
-    if fit.c.lines != fit.region.lines and shown_wrap(fit.region.lines, fit.orig, fit.lang) is not None:
+    if fit.c.lines != fit.region.lines and (shown_wrap(fit.region.lines, fit.orig, fit.lang) is not None or
+                                            _opener_at_wrapped_level(fit)):
         return (f"region {fit.i + 1} would be shifted to fit, but it wraps original code in a new block: "
                 "re-indented code, not a paste at another indentation")
     return None
+
+
+def _opener_at_wrapped_level(fit: RegionFit) -> bool:
+    """A new block opener of the region, as written, stands at the indentation that the line after
+    it has, once shifted, at its place in the original: written as is, the opener wraps that line.
+    (shown_wrap asks the file at large, and a line such as `request(app)` may stand at the deeper
+    level elsewhere.)"""
+    written, shifted = fit.region.lines, fit.c.lines
+    span = {x.rstrip() for x in fit.orig[fit.start:fit.end]}
+    for k, line in enumerate(written):
+        if is_blank(line) or not opens_block(line, fit.lang) or shifted[k].rstrip() in span:
+            continue  # (an original opener, placed on itself, wraps nothing new)
+        nxt = next((j for j in range(k + 1, len(written)) if not is_blank(written[j])), None)
+        if nxt is not None and len(indent_of(written[nxt])) > len(indent_of(line)) and \
+                shifted[nxt].rstrip() in span and indent_of(shifted[nxt]) == indent_of(line):
+            return True
+    return False
 
 
 def marker_free_drops_lines(fit: RegionFit) -> str | None:
@@ -342,6 +406,59 @@ def reindented_copy_kept(fit: RegionFit) -> str | None:
         return (f"region {fit.i + 1} adds `{x.strip()[:50]}` at another indentation next to the original's "
                 f"(line {j + 1}), which stays: code moved out of or into a block? (the lines around it may "
                 "be deleted)")
+    return None
+
+
+def copy_of_kept_neighbour(fit: RegionFit) -> str | None:
+    """The region, re-indented to fit (or read as wrapped code), adds a line that stands exactly so
+    a few lines beyond its span, where the original keeps it: the snippet's lines belong at that
+    copy, one level in (an unwrapped `if` placed on a similar function instead), or the region's
+    first line is a new opener that happens to match an original one (`try:`), and the merge would
+    keep the wrapped lines above the new block and repeat them inside it. A region written as it
+    stands may repeat a nearby line on purpose; one moved to fit has no such say. Nor has one whose
+    edge lines were paired by similarity (a rename through a test's first block only, anchored on
+    a comment that opens its last one too) when two or more of its new lines stand beside it."""
+    moved = fit.c.lines != fit.region.lines or fit.lowered
+    if not moved and not fit.fuzzy:
+        return None
+    o = fit.orig
+    span_keys = {x.rstrip() for x in o[fit.start:fit.end]}
+    added = {x.rstrip() for x in fit.c.lines if not is_blank(x) and not is_trivial(x) and x.rstrip() not in span_keys}
+    near = _near_kept(o, fit.start, fit.end, max(fit.prev_end, 0), fit.next_start, set(), KEPT_NEAR + len(added))
+    copies = sorted(j for j in near if o[j].rstrip() in added)
+    copy = copies[0] if copies else None
+    if copy is not None and (moved or len({o[j].rstrip() for j in copies}) >= 2):
+        return (f"region {fit.i + 1} would add `{o[copy].strip()[:50]}`, which stands just as written at line {copy + 1} "
+                "next to its place and stays: the region belongs at that line, or the old copy should go?")
+    return None
+
+
+RUN_BESIDE = 12  # lines compared at each side of a span by reindented_run_beside
+
+
+def reindented_run_beside(fit: RegionFit) -> str | None:
+    """The region ends (starts) with lines that the original has right after (before) its span, in
+    the same order but at another indentation, and the placement keeps those originals: the snippet
+    moved them into (out of) a block, and they would stand twice (a wrapped block's last lines, read
+    as new lines before an original `}` that only looks like the block's closer). Two non-trivial
+    lines at least (one may repeat by chance)."""
+    o = fit.orig
+    shown = [x for x in fit.c.lines if not is_blank(x)]
+    after = [o[j] for j in range(fit.end, min(fit.next_start, fit.end + 4 * RUN_BESIDE))]
+    before = [o[j] for j in range(max(fit.prev_end, 0, fit.start - 4 * RUN_BESIDE), fit.start)]
+    after = [x for x in after if not is_blank(x)][:RUN_BESIDE]
+    before = [x for x in before if not is_blank(x)][-RUN_BESIDE:]
+    for side, mine, theirs in (("ends", shown, after), ("starts", shown, before)):
+        for n in range(min(len(mine), len(theirs), RUN_BESIDE), 1, -1):
+            run, kept = (mine[-n:], theirs[:n]) if side == "ends" else (mine[:n], theirs[-n:])
+            if [x.strip() for x in run] != [y.strip() for y in kept]:
+                continue
+            if sum(1 for x in run if not is_trivial(x)) >= 2 and \
+                    any(indent_of(x) != indent_of(y) for x, y in zip(run, kept)):
+                where = "after" if side == "ends" else "before"
+                return (f"region {fit.i + 1} {side} with {n} lines that the original has right {where} its place at "
+                        "another indentation, and they stay: code moved into or out of a block, kept twice?")
+            break
     return None
 
 
@@ -618,6 +735,8 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     shifted_around_new_block,
     marker_free_drops_lines,
     reindented_copy_kept,
+    copy_of_kept_neighbour,
+    reindented_run_beside,
     deletion_edge_repeats,
     deletion_after_attribute,
     common_edge_moved_by_reindent,
@@ -627,6 +746,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     reordered_run,
     moved_across_opener,
     added_line_at_other_anchor,
+    edge_run_longer_elsewhere,
 )
 
 
@@ -643,6 +763,7 @@ class LinePlan:
     partial_ok: bool
     loose: bool  # the snippet writes its markers loosely (see lineplace._loose_markers)
     lang: str | None = None
+    wrapped: bool = False  # the wrap reading (wrap.py): the wrapped code joined the span before its marker
     head: bool = field(init=False)  # code above the first region, which has no marker before it
     tail: bool = field(init=False)  # code below the last region, which has no marker after it
 
@@ -688,11 +809,37 @@ def unmarked_tail(plan: LinePlan) -> str | None:
     return None
 
 
+def regions_shifted_apart(plan: LinePlan) -> str | None:
+    """Two regions on either side of an indented marker are placed shifted by different amounts:
+    the snippet wrote them at depths relative to each other (and to the marker), and the placement
+    breaks that (a new `try:` placed on another `try:` far away, the code it wraps shifted out
+    of it to fit its own place). A column-0 marker is loose and relates nothing."""
+    def shift(k: int) -> int | None:
+        written = next((x for x in plan.regions[k].lines if not is_blank(x)), None)
+        placed = next((x for x in plan.spans[k][2] if not is_blank(x)), None)
+        if written is None or placed is None or written.strip() != placed.strip():
+            return None
+        return len(indent_of(placed)) - len(indent_of(written))
+
+    if plan.wrapped:  # (the wrap reading re-indents on purpose; its regions are the lowered ones)
+        return None
+    for i in range(len(plan.regions) - 1):
+        if not plan.regions[i].after_indent:
+            continue
+        a, b = shift(i), shift(i + 1)
+        if a is not None and b is not None and a != b:
+            return (f"regions {i + 1} and {i + 2} would be placed at depths {a:+d} and {b:+d} from where the snippet "
+                    "writes them, around an indented marker: not where the snippet puts them?")
+    return None
+
+
 def marker_deeper_than_code(plan: LinePlan) -> str | None:
     """A marker inside a new block (wrap.marker_wrap), indented deeper than the first line of the
     code it stands for, says "this code, one level deeper": wrapped in the block. The plain reading
     keeps that code where it was, so it is refused here (the wrap reading, wrap.py, is tried next).
-    A column-0 marker is loose and says nothing about depth."""
+    Placed so that it stands for no code at all (a shown line of the wrapped code paired, by
+    similarity, with the line it stood for), it wraps nothing: refused too. A column-0 marker is
+    loose and says nothing about depth."""
     orig_keys = {x.rstrip() for x in plan.orig}
     for i, r in enumerate(plan.regions):
         if not r.marker_after or not r.after_indent or \
@@ -701,6 +848,9 @@ def marker_deeper_than_code(plan: LinePlan) -> str | None:
         lo = plan.spans[i][1]
         hi = plan.spans[i + 1][0] if i + 1 < len(plan.spans) else len(plan.orig)
         first = next((x for x in plan.orig[lo:hi] if not is_blank(x)), None)
+        if first is None and i + 1 < len(plan.spans) and not plan.wrapped:
+            return (f"the marker after region {i + 1} sits inside a new block but stands for no original line "
+                    "(the regions around it meet): which code does the block wrap?")
         if first is not None and len(r.after_indent) > len(indent_of(first)) and \
                 r.after_indent.startswith(indent_of(first)):
             return (f"the marker after region {i + 1} is indented deeper than the code it stands for "
@@ -824,6 +974,7 @@ FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
     unmarked_head,
     unmarked_tail,
     marker_deeper_than_code,
+    regions_shifted_apart,
     broken_indentation_seam,
     header_names_other_definition,
     header_deleted_body_kept,

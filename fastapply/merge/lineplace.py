@@ -63,7 +63,8 @@ def _place_check_splice(regions: list[Region], orig: list[str], partial_ok: bool
                 return Placement(None, [placed])
             span, f = placed
         else:
-            fit = _fit(i, regions, c, orig, prev_end, next_start, partial_ok, lang)
+            fit = _fit(i, regions, c, orig, prev_end, next_start, partial_ok, lang, wrap is not None and
+                       regions[i].lines is not wrap[0][i].lines)
             refusal = first_refusal(REGION_CHECKS, fit)
             if refusal:
                 return Placement(None, [refusal])
@@ -79,7 +80,7 @@ def _place_check_splice(regions: list[Region], orig: list[str], partial_ok: bool
         if isinstance(rewrapped, str):
             return Placement(None, [rewrapped])
         spans = rewrapped
-    plan = LinePlan(spans, regions, orig, defs, partial_ok, loose, lang)
+    plan = LinePlan(spans, regions, orig, defs, partial_ok, loose, lang, wrapped=wrap is not None)
     refusal = first_refusal(FILE_CHECKS, plan)
     if refusal:
         return Placement(None, [refusal])
@@ -110,7 +111,7 @@ def _place_regions(regions: list[Region], orig: list[str],
 
 
 def _fit(i: int, regions: list[Region], c: Candidate, orig: list[str], prev_end: int, next_start: int,
-         partial_ok: bool, lang: str | None) -> RegionFit:
+         partial_ok: bool, lang: str | None, lowered: bool = False) -> RegionFit:
     """Region i at placement c: the original span its edge lines (beyond the anchors) replace."""
     lead, trail = c.lines[:c.first], c.lines[c.last + 1:]
     start, f_lead = consume_back(lead, orig, c.start, prev_end)
@@ -120,7 +121,7 @@ def _fit(i: int, regions: list[Region], c: Candidate, orig: list[str], prev_end:
                     new_trail=trail[end - (c.end + 1):],
                     next_region=regions[i + 1] if i + 1 < len(regions) else None,
                     partial_ok=partial_ok, lang=lang, fuzzy=f_lead + f_trail,
-                    opened=_opened_by_new_lines(regions[:i], c.lines[:c.first], orig))
+                    opened=_opened_by_new_lines(regions[:i], c.lines[:c.first], orig), lowered=lowered)
     return fit
 
 

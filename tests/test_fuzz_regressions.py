@@ -1,0 +1,53 @@
+"""`evals.fuzz` cases that came back silently wrong from the merge (issue 15, third and fourth
+rounds: seeds 3, 4 and 5 of `evals.fuzz --per-pattern 2000`), drawn again from the generator
+(deterministic for a seed): each must now be exact or refused. They are drawn from the shared eval
+originals, so the test skips where those are absent."""
+
+from __future__ import annotations
+
+import pytest
+
+from evals import fuzz
+from fastapply.merge import structural_merge
+from tests.conftest import SHARED_EVALS
+
+WRONG_BEFORE = [  # (pattern, seed, index): the rule that now refuses or places it
+    ("wrap_marker", 3, 883),    # marker_deeper_than_code: a marker in a new block that stands for no line
+    ("wrap_marker", 3, 1364),   # the same
+    ("wrap_marker", 3, 1974),   # edge_run_longer_elsewhere, then the wrap reading places it: exact
+    ("wrap_shown", 4, 198),     # copy_of_kept_neighbour (the wrap reading's new `try:` on the original one)
+    ("unwrap", 4, 705),         # copy_of_kept_neighbour (an unwrap shifted onto a similar function)
+    ("rename_local", 4, 1562),  # tied_alternative (one anchor shared, the other on a later copy)
+    ("prop_tail", 4, 1464),     # markers.comment_read_as_marker
+    ("wrap_shown", 5, 1082),    # shifted_around_new_block (_opener_at_wrapped_level)
+    ("wrap_shown", 5, 1672),    # the same
+    ("rename_local", 5, 1380),  # copy_of_kept_neighbour (edge lines paired by similarity)
+    ("wrap_marker", 5, 129),    # reindented_run_beside
+    ("wrap_marker", 5, 1871),   # regions_shifted_apart
+]
+
+
+@pytest.fixture(scope="module")
+def pool():
+    sources = fuzz.load_sources(SHARED_EVALS) if SHARED_EVALS.exists() else {}
+    if not sources:
+        pytest.skip(f"{SHARED_EVALS} not present")
+    return sources
+
+
+@pytest.mark.parametrize("pattern,seed,i", WRONG_BEFORE)
+def test_fuzz_case_once_wrong_is_exact_or_refused(pool, pattern, seed, i):
+    drawn = fuzz.draw_case(pattern, seed, i, pool)
+    assert drawn is not None
+    _, edit = drawn
+    res = structural_merge(edit.original, edit.update, edit.language)
+    assert not res.ok or res.text == edit.expected, f"silent wrong merge ({pattern} seed {seed} #{i})"
+    assert res.ok or res.reasons
+
+
+def test_class_wrapped_whole_is_merged_exactly(pool):
+    """A 436-line Java file wrapped whole in `try {` (wrap_marker, seed 4, #1089): every line is
+    re-indented, so each placement tried costs ~800 edits; the bit-parallel distance (diff.py)
+    keeps it well inside the fuzz run's time limit, and the merge stays exact."""
+    _, edit = fuzz.draw_case("wrap_marker", 4, 1089, pool)
+    assert structural_merge(edit.original, edit.update, edit.language).text == edit.expected
