@@ -361,7 +361,17 @@ def test_fail_fast_stops_at_the_first_failure(tmp_path, repo, cases):
 
 
 def test_ctrl_c_leaves_every_file_old_or_new(tmp_path, repo, cases):
-    """SIGINT mid-run (sent from the before-write seam): the run stops, no half file, no temp file."""
+    """SIGINT mid-run (sent from the before-write seam): the run stops, no half file, no temp file.
+    Python's own Ctrl-C handler is put in place for the test: a shell starts background jobs with
+    SIGINT ignored, and Python then keeps it ignored (as `make test &` did)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _ctrl_c_run(tmp_path, repo, cases)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _ctrl_c_run(tmp_path, repo, cases):
     m = manifest(tmp_path, case_entries(cases))
     report = tmp_path / "report.json"
     seen: list[Path] = []
