@@ -90,12 +90,12 @@ def marker_flags(update_lines: list[str], original_lines: list[str] | None = Non
     return flags
 
 
-def comment_read_as_marker(update_lines: list[str], original_lines: list[str]) -> str | None:
+def comment_read_as_marker(update_lines: list[str], original_lines: list[str], flags: list[bool]) -> str | None:
     """A line read as a marker that has a comment's shape (`# Other request exceptions...`: words,
     then dots) and stands verbatim in the original: the original's comment, copied with new code,
     or a marker? (Not its neighbours there, or `marker_flags` would call it content.) The snippet
-    does not say; a `# ... existing code ...` with leading dots is a marker however it is quoted."""
-    flags = marker_flags(update_lines, original_lines)
+    does not say; a `# ... existing code ...` with leading dots is a marker however it is quoted.
+    `flags`: marker_flags(update_lines, original_lines)."""
     have = {x.strip() for x in original_lines}
     for line, is_marker in zip(update_lines, flags):
         s = line.strip()

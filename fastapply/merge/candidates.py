@@ -11,6 +11,7 @@ cheapest first.
 
 from __future__ import annotations
 
+from fastapply.markers import marker_flags
 from fastapply.merge.anchor import Candidate, OriginalIndex, Region, place_region
 from fastapply.merge.edge_lines import consume_back, consume_forward
 from fastapply.merge.inline import fill_inline_markers
@@ -29,7 +30,7 @@ def candidate_texts(original: str, update: str, limit: int = MAX_CANDIDATES) -> 
     upd, problems = fill_inline_markers(split_lines(update)[0], orig)
     if problems:
         return []
-    regions, _ = split_regions(upd, orig)
+    regions, _ = split_regions(upd, marker_flags(upd, orig))
     idx = OriginalIndex(orig)
     anchored: list[Region] = []
     for r in regions:

@@ -141,8 +141,7 @@ def tied_alternative(fit: RegionFit) -> str | None:
                     "(same lines explained; they differ only in what the edit would delete)")
         if alt.matched > c.matched:  # one anchor shared, the other on another copy of its line
             kept = range(c.end + 1, alt.end) if alt.start == c.start else range(alt.start + 1, c.start)
-            span = {x.rstrip() for x in fit.orig[c.start:c.end + 1]}
-            added = {x.rstrip() for x in c.lines if not is_trivial(x) and x.rstrip() not in span}
+            added = {x.rstrip() for x in _added(c.lines, fit.orig[c.start:c.end + 1])}
             copy = next((j for j in kept if fit.orig[j].rstrip() in added), None)
             if copy is not None:
                 return (f"region {fit.i + 1} fits on lines {c.start + 1}-{c.end + 1} and, explaining more of it at "
@@ -386,7 +385,7 @@ def reindented_copy_kept(fit: RegionFit) -> str | None:
     added lines must be such copies (a long new block may repeat a line or two by chance)."""
     o = fit.orig
     span_keys = {x.rstrip() for x in o[fit.start:fit.end]}
-    added = [x for x in fit.c.lines if not is_blank(x) and not is_trivial(x) and x.rstrip() not in span_keys]
+    added = _added(fit.c.lines, o[fit.start:fit.end])
     if not added:
         return None
     # Anchored on common lines only (`try:`, `}`), the region has no place of its own: its copies
@@ -422,12 +421,11 @@ def copy_of_kept_neighbour(fit: RegionFit) -> str | None:
     if not moved and not fit.fuzzy:
         return None
     o = fit.orig
-    span_keys = {x.rstrip() for x in o[fit.start:fit.end]}
-    added = {x.rstrip() for x in fit.c.lines if not is_blank(x) and not is_trivial(x) and x.rstrip() not in span_keys}
+    added = {x.rstrip() for x in _added(fit.c.lines, o[fit.start:fit.end])}
     near = _near_kept(o, fit.start, fit.end, max(fit.prev_end, 0), fit.next_start, set(), KEPT_NEAR + len(added))
     copies = sorted(j for j in near if o[j].rstrip() in added)
-    copy = copies[0] if copies else None
-    if copy is not None and (moved or len({o[j].rstrip() for j in copies}) >= 2):
+    if copies and (moved or len({o[j].rstrip() for j in copies}) >= 2):
+        copy = copies[0]
         return (f"region {fit.i + 1} would add `{o[copy].strip()[:50]}`, which stands just as written at line {copy + 1} "
                 "next to its place and stays: the region belongs at that line, or the old copy should go?")
     return None
@@ -696,9 +694,7 @@ def added_line_at_other_anchor(fit: RegionFit) -> str | None:
     others = [j for j in range(max(fit.prev_end, 0), fit.next_start) if j != c.start and o[j].rstrip() == first]
     if not others:
         return None
-    span_keys = {x.rstrip() for x in o[fit.start:fit.end]}
-    added = {x.strip(): indent_of(x) for x in c.lines
-             if not is_blank(x) and not is_trivial(x) and x.rstrip() not in span_keys}
+    added = {x.strip(): indent_of(x) for x in _added(c.lines, o[fit.start:fit.end])}
     width = (c.end - c.start) + len(c.lines) + NEAR
     region = [x.strip() for x in c.lines if not is_blank(x)]
     for j in others:
@@ -1269,6 +1265,13 @@ NEW_MEMBER_CHECKS: tuple[Callable[[NewMember], str | None], ...] = (
 # -- helpers of the line checks ----------------------------------------------------------------------------
 
 KEPT_NEAR = 3  # non-blank original lines beyond a region's span that count as "next to it" (plus one per added line)
+
+
+def _added(lines: list[str], span: list[str]) -> list[str]:
+    """A region's non-trivial lines that do not stand, as written, in the original span it covers:
+    its new (or moved, or re-indented) lines."""
+    kept = {x.rstrip() for x in span}
+    return [x for x in lines if not is_trivial(x) and x.rstrip() not in kept]
 
 
 def _near_kept(o: list[str], start: int, end: int, lo: int, hi: int, kept: set[str], reach: int) -> list[int]:

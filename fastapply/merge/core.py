@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from fastapply.languages import detect_language, parse, unparsable
-from fastapply.markers import comment_read_as_marker
+from fastapply.markers import comment_read_as_marker, marker_flags
 from fastapply.merge.anchor import Region
 from fastapply.merge.inline import fill_inline_markers
 from fastapply.merge.lineplace import merge_lines
@@ -123,11 +123,12 @@ def _read(original: str, update: str, lang: str | None) -> _Edit | MergeResult:
         return _refuse([f"the original does not parse as {lang}"], lang)
 
     upd_lines, problems = fill_inline_markers(upd_lines, orig_lines)
-    quoted = comment_read_as_marker(upd_lines, orig_lines)
+    flags = marker_flags(upd_lines, orig_lines)
+    quoted = comment_read_as_marker(upd_lines, orig_lines, flags)
     if problems or quoted:
         return _refuse(problems or [quoted], lang)
 
-    regions, n_markers = split_regions(upd_lines, orig_lines)
+    regions, n_markers = split_regions(upd_lines, flags)
     if not regions:
         return _refuse(["the snippet has no content besides markers"], lang)
     return _Edit(original, update, lang, orig_lines, upd_lines, regions, n_markers, newline, trailing, upd_trailing)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from fastapply.markers import marker_flags
 from fastapply.merge.anchor import Region
 from fastapply.merge.text import indent_of, is_blank
 
 
-def split_regions(update_lines: list[str], original_lines: list[str]) -> tuple[list[Region], int]:
-    """Regions in snippet order and the number of markers. Blank-only regions between markers carry
-    nothing and are dropped; blank lines at the snippet's ends are dropped too."""
-    flags = marker_flags(update_lines, original_lines)
+def split_regions(update_lines: list[str], flags: list[bool]) -> tuple[list[Region], int]:
+    """Regions in snippet order and the number of markers (`flags`: markers.marker_flags, per line).
+    Blank-only regions between markers carry nothing and are dropped; blank lines at the snippet's
+    ends are dropped too."""
     regions: list[Region] = []
     current: list[str] = []
     seen_marker = False
