@@ -1,4 +1,4 @@
-"""The second to fourth rounds of `evals.fuzz` classes (issue 15): small synthetic edits in the
+"""The second to sixth rounds of `evals.fuzz` classes (issue 15): small synthetic edits in the
 shapes that came back silently wrong from the merge. Each must now merge exactly or be refused;
 every one of them was returned wrong, with exit 0, before its checks (fastapply/merge/checks.py,
 anchor.py, unanchored.py, core.py, markers.py)."""
@@ -120,6 +120,52 @@ CASES["wrapped_line_as_written_in_similar_function_py"] = ("python",
 "class A:\n    def flow(\n        self, request\n    ) -> Gen:\n        nonces = []\n\n        for index in range(self.repeat):\n            request.headers[\"A\"] = f\"R {index}\"\n            response = yield request\n            nonces.append(response.headers[\"w\"])\n\n        yield request\n\n\nclass B:\n    def flow(\n        self, request\n    ) -> Gen:\n        request.headers[\"A\"] = self.token\n        response = yield request\n        data = response.text\n        request.headers[\"A\"] = data\n        yield request\n",
 "# ... existing code ...\n    ) -> Gen:\n        request.headers[\"A\"] = self.token\n        if enabled:\n            response = yield request\n            # ... existing code ...\n        request.headers[\"A\"] = data\n        yield request\n# ... existing code ...\n",
 "class A:\n    def flow(\n        self, request\n    ) -> Gen:\n        nonces = []\n\n        for index in range(self.repeat):\n            request.headers[\"A\"] = f\"R {index}\"\n            response = yield request\n            nonces.append(response.headers[\"w\"])\n\n        yield request\n\n\nclass B:\n    def flow(\n        self, request\n    ) -> Gen:\n        request.headers[\"A\"] = self.token\n        if enabled:\n            response = yield request\n            data = response.text\n        request.headers[\"A\"] = data\n        yield request\n")
+# AB. (fifth round) statements wrapped in a new block whose last one alone pairs with its original; the others stay
+CASES["wrapped_imports_kept_ts"] = ("typescript",
+"import React from 'react'\n// eslint-disable-next-line import/extensions\nimport useSync from 'use-sync/with-selector'\nimport { createStore } from './vanilla.ts'\n\nexport const create = () => createStore()\n",
+"try {\n  import React from 'react'\n  // eslint-disable-next-line import/extensions\n  import useSync from 'use-sync/with-selector'\n} catch (e) {\n  throw e;\n}\nimport { createStore } from './vanilla.ts'\n",
+"try {\n  import React from 'react'\n  // eslint-disable-next-line import/extensions\n  import useSync from 'use-sync/with-selector'\n} catch (e) {\n  throw e;\n}\nimport { createStore } from './vanilla.ts'\n\nexport const create = () => createStore()\n")
+CASES["wrapped_requires_kept_js"] = ("javascript",
+"'use strict'\nconst fs = require('fs')\n// the parser\nconst parse = require('./parse')\nconst { load } = require('./load')\n\nmodule.exports = () => load(fs, parse)\n",
+"// ... existing code ...\ntry {\n  const fs = require('fs')\n  // the parser\n  const parse = require('./parse')\n} catch (e) {\n  throw e;\n}\nconst { load } = require('./load')\n// ... existing code ...\n",
+"'use strict'\ntry {\n  const fs = require('fs')\n  // the parser\n  const parse = require('./parse')\n} catch (e) {\n  throw e;\n}\nconst { load } = require('./load')\n\nmodule.exports = () => load(fs, parse)\n")
+# AC. a lone new opener, written at another depth than the only similar original line
+CASES["lone_opener_other_depth_js"] = ("javascript",
+"var fresh = require('fresh');\nvar parseRange = require('range-parser');\n\nexports.is = function is(types) {\n  var arr = types;\n  if (!Array.isArray(types)) {\n    arr = new Array(arguments.length);\n    for (var i = 0; i < arr.length; i++) {\n      arr[i] = arguments[i];\n    }\n  }\n  return arr;\n};\n\nfunction defineGetter(obj, name, getter) {\n  Object.defineProperty(obj, name, {\n    get: getter\n  });\n}\n",
+"// ... existing code ...\nfor (let i = 0; i < 2; i++) {\n  // ... existing code ...\n  var parseRange = require('range-parser');\n}\n// ... existing code ...\n",
+"for (let i = 0; i < 2; i++) {\n  var fresh = require('fresh');\n  var parseRange = require('range-parser');\n}\n\nexports.is = function is(types) {\n  var arr = types;\n  if (!Array.isArray(types)) {\n    arr = new Array(arguments.length);\n    for (var i = 0; i < arr.length; i++) {\n      arr[i] = arguments[i];\n    }\n  }\n  return arr;\n};\n\nfunction defineGetter(obj, name, getter) {\n  Object.defineProperty(obj, name, {\n    get: getter\n  });\n}\n")
+# AD. a trailing dots-only marker that stands for no line, and that the original has as a comment
+CASES["quoted_dots_at_end_py"] = ("python",
+"def f(x):\n    if x:\n        # ...\n        return 1\n    return 2\n\n\ndef test_f():\n    value = f(1)\n    assert value == 1\n",
+"# ... existing code ...\n    value = f(1)\n    assert value == 1\n# appended note\n        # ...\n",
+"def f(x):\n    if x:\n        # ...\n        return 1\n    return 2\n\n\ndef test_f():\n    value = f(1)\n    assert value == 1\n# appended note\n        # ...\n")
+CASES["quoted_dots_at_end_rust"] = ("rust",
+"fn f(x: bool) -> i32 {\n    if x {\n        // ...\n        return 1;\n    }\n    2\n}\n\nfn g() -> i32 {\n    let v = f(true);\n    v\n}\n",
+"// ... existing code ...\n    let v = f(true);\n    v\n}\n// appended note\n        // ...\n",
+"fn f(x: bool) -> i32 {\n    if x {\n        // ...\n        return 1;\n    }\n    2\n}\n\nfn g() -> i32 {\n    let v = f(true);\n    v\n}\n// appended note\n        // ...\n")
+# AE. a definition shown edited (a comment on its header) placed elsewhere: defined twice
+CASES["edited_header_appended_py"] = ("python",
+"import x\n\n\ndef test_a():\n    body = b\"a\"\n    assert run(body) == body\n\n\ndef test_b():\n    body = b\"b\"\n    assert run(body) == body\n\n\ndef test_c():\n    body = b\"c\"\n    assert run(body) == body\n",
+"# ... existing code ...\n    assert run(body) == body\n\n\ndef test_b():  # beta\n    body = b\"b\"\n",
+"import x\n\n\ndef test_a():\n    body = b\"a\"\n    assert run(body) == body\n\n\ndef test_b():  # beta\n    body = b\"b\"\n    assert run(body) == body\n\n\ndef test_c():\n    body = b\"c\"\n    assert run(body) == body\n")
+# AF. (sixth round, seed 9) a wrap shown whole, read back at the old level onto another `try:` far from the wrapped lines
+CASES["wrap_onto_other_try_py"] = ("python",
+"class Auth:\n    def __init__(self, user, password):\n        self._user = to_bytes(user)\n        self._password = to_bytes(password)\n        self._count = 1\n\n    def flow(self, request):\n        headers = {}\n        for field in request.fields:\n            headers[field] = 1\n        headers[\"k0\"] = 0\n        headers[\"k1\"] = 1\n        headers[\"k2\"] = 2\n        headers[\"k3\"] = 3\n        headers[\"k4\"] = 4\n        headers[\"k5\"] = 5\n        headers[\"k6\"] = 6\n        headers[\"k7\"] = 7\n        headers[\"k8\"] = 8\n        headers[\"k9\"] = 9\n        headers[\"k10\"] = 10\n        headers[\"k11\"] = 11\n\n        try:\n            realm = headers[\"realm\"]\n            return realm\n        except KeyError as exc:\n            raise ProtocolError() from exc\n",
+"# ... existing code ...\n        try:\n            self._password = to_bytes(password)\n            self._count = 1\n        except Exception:\n            raise\n    # ... existing code ...\n",
+"class Auth:\n    def __init__(self, user, password):\n        self._user = to_bytes(user)\n        try:\n            self._password = to_bytes(password)\n            self._count = 1\n        except Exception:\n            raise\n\n    def flow(self, request):\n        headers = {}\n        for field in request.fields:\n            headers[field] = 1\n        headers[\"k0\"] = 0\n        headers[\"k1\"] = 1\n        headers[\"k2\"] = 2\n        headers[\"k3\"] = 3\n        headers[\"k4\"] = 4\n        headers[\"k5\"] = 5\n        headers[\"k6\"] = 6\n        headers[\"k7\"] = 7\n        headers[\"k8\"] = 8\n        headers[\"k9\"] = 9\n        headers[\"k10\"] = 10\n        headers[\"k11\"] = 11\n\n        try:\n            realm = headers[\"realm\"]\n            return realm\n        except KeyError as exc:\n            raise ProtocolError() from exc\n")
+# AG. a new attribute put on top of a stack that has one like it further down
+CASES["new_attribute_on_stack_java"] = ("java",
+"class T {\n  @Test\n  public void a() {\n    record R(int i) {\n      @SerializedName(\"a\")\n      @Override\n      @SuppressWarnings(\"UnusedMethod\")\n      public int i() {\n        return i;\n      }\n    }\n  }\n}\n",
+"// ... existing code ...\n      @Override\n      @SerializedName(\"a\")\n      @Override\n      @SuppressWarnings(\"UnusedMethod\")\n      public int i() {\n        // ... existing code ...\n      }\n// ... existing code ...\n",
+"class T {\n  @Test\n  public void a() {\n    record R(int i) {\n      @Override\n      @SerializedName(\"a\")\n      @Override\n      @SuppressWarnings(\"UnusedMethod\")\n      public int i() {\n        return i;\n      }\n    }\n  }\n}\n")
+CASES["new_decorator_on_stack_py"] = ("python",
+"class A:\n    @cache\n    @property\n    @audit\n    def size(self):\n        return 1\n",
+"# ... existing code ...\n    @audit\n    @cache\n    @property\n    @audit\n    def size(self):\n        # ... existing code ...\n",
+"class A:\n    @audit\n    @cache\n    @property\n    @audit\n    def size(self):\n        return 1\n")
+CASES["new_attribute_on_stack_rust"] = ("rust",
+"struct S;\n\nimpl S {\n    #[doc(hidden)]\n    #[inline]\n    #[must_use]\n    pub fn size(&self) -> usize {\n        1\n    }\n}\n",
+"// ... existing code ...\n    #[inline]\n    #[doc(hidden)]\n    #[inline]\n    #[must_use]\n    pub fn size(&self) -> usize {\n        // ... existing code ...\n    }\n// ... existing code ...\n",
+"struct S;\n\nimpl S {\n    #[inline]\n    #[doc(hidden)]\n    #[inline]\n    #[must_use]\n    pub fn size(&self) -> usize {\n        1\n    }\n}\n")
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_exact_or_refused(name):
@@ -147,6 +193,14 @@ REASONS = {
     "new_try_on_original_try_py": "wraps original code in a new block",
     "comment_shaped_like_marker_py": "the original has that very line as a comment",
     "wrap_marker_stands_for_nothing_ts": "stands for no original line",
+    "wrapped_imports_kept_ts": "right before its place, at another indentation, and they stay",
+    "lone_opener_other_depth_js": "is like original line 8 but at another indentation",
+    "quoted_dots_at_end_py": "the original has that very line as a comment",
+    "quoted_dots_at_end_rust": "the original has that very line as a comment",
+    "edited_header_appended_py": "would define `test_b` a second time",
+    "new_attribute_on_stack_java": "an attribute that may as well be a new one, and adds `@SerializedName",
+    "new_decorator_on_stack_py": "an attribute that may as well be a new one, and adds `@property`",
+    "new_attribute_on_stack_rust": "an attribute that may as well be a new one, and adds `#[doc(hidden)]`",
 }
 
 
@@ -201,15 +255,18 @@ def test_wrap_read_in_the_function_its_edge_lines_name():
     assert structural_merge(orig, update, lang).text == expected
 
 
-def test_lowered_reading_of_the_new_try_is_refused_too():
-    """Case X's first reading is refused as a shifted wrap; the wrap reading (the snippet's lines put
-    back one level) anchors the new `try:` on the original one and must be refused by its own rule."""
+@pytest.mark.parametrize("name,marker_indent", [("new_try_on_original_try_py", ""), ("wrap_onto_other_try_py", "    ")])
+def test_lowered_reading_of_the_new_try_is_refused_too(name, marker_indent):
+    """The first reading of cases X and AF is refused (a shifted wrap; copies at another
+    indentation); the wrap reading (the snippet's lines put back one level) anchors the new `try:`
+    on an original one (the same, or one 20 lines further down, that is all it rests on) and must
+    be refused by its own rule."""
     from fastapply.merge.anchor import Region
     from fastapply.merge.lineplace import _place_check_splice
     from fastapply.merge.wrap import wrap_reading
-    lang, orig, update, _ = CASES["new_try_on_original_try_py"]
+    lang, orig, update, _ = CASES[name]
     lines = update.splitlines()[1:-1]
-    regions = [Region(lines, marker_before=True, marker_after=True, after_indent="", before_indent="")]
+    regions = [Region(lines, marker_before=True, marker_after=True, after_indent=marker_indent, before_indent="")]
     reading = wrap_reading(regions, orig.splitlines(), lang)
     assert reading is not None
     placed = _place_check_splice(reading[0], orig.splitlines(), False, lang, (regions, reading[1]))
@@ -231,3 +288,16 @@ def test_a_region_written_as_it_stands_may_repeat_a_nearby_line():
     update = "# ... existing code ...\n    c()\n    a()\n    d()\n"
     res = structural_merge(orig, update, "python")
     assert res.ok and res.text == "def f():\n    a()\n    b()\n    c()\n    a()\n    d()\n"
+
+
+def test_a_header_copied_as_written_is_no_edit_placed_elsewhere():
+    """`definition_added_again` reads a header with only its comment changed as an edit of that
+    definition; a header copied as written (a second `def a():` appended on purpose) is left to the
+    snippet, as before."""
+    from fastapply.merge.text import code_of
+    assert code_of("def test_brotli():  # beta") == code_of("def test_brotli():") == "def test_brotli():"
+    assert code_of('x = "a # b"') == 'x = "a # b"'  # a `#` inside a string is no comment
+    orig = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
+    update = "# ... existing code ...\ndef b():\n    return 2\n\n\ndef a():\n    return 3\n"
+    res = structural_merge(orig, update, "python")
+    assert res.ok and res.text == orig + "\n\ndef a():\n    return 3\n", res.reasons

@@ -42,6 +42,8 @@ class Region:
     marker_after: bool
     after_indent: str | None = None  # leading whitespace of the marker after the region
     before_indent: str | None = None  # ... and of the marker before it
+    after_line: str = ""  # the marker line after the region (right-stripped), and the one before it
+    before_line: str = ""
     candidates: list[Candidate] = field(default_factory=list)
     best_context: int = 0  # most context any placement keeps (see order_regions' caller)
     contested: bool = False  # a cheaper placement exists that rests only on common lines

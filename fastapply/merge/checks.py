@@ -29,9 +29,9 @@ from fastapply.merge.diff import edit_distance
 from fastapply.merge.defs import Definition, brace_off_indent, cut_inside_prefix, parse_definitions
 from fastapply.merge.seams import broken_seam, opens_block, seam_pairs
 from fastapply.merge.splice import apply_edits
-from fastapply.merge.text import dedent, indent_of, is_blank, is_trivial, line_key, reindent, similar
+from fastapply.merge.text import code_of, dedent, indent_of, is_blank, is_trivial, line_key, reindent, similar
 from fastapply.merge.unanchored import CLOSERS
-from fastapply.merge.whole_defs import original_definitions
+from fastapply.merge.whole_defs import header_counts, original_definitions
 from fastapply.merge.wrap import marker_wrap, shown_wrap
 
 AMBIGUITY = 4  # an alternative placement this close in cost, explaining as many lines, is a tie
@@ -384,15 +384,13 @@ def reindented_copy_kept(fit: RegionFit) -> str | None:
     merge would keep the old copy (and the block around it) beside the new one. At least half of the
     added lines must be such copies (a long new block may repeat a line or two by chance)."""
     o = fit.orig
-    span_keys = {x.rstrip() for x in o[fit.start:fit.end]}
     added = _added(fit.c.lines, o[fit.start:fit.end])
     if not added:
         return None
     # Anchored on common lines only (`try:`, `}`), the region has no place of its own: its copies
     # count anywhere in the gap, not just next to it (two of them at least, or one inside an anchor
     # that opens a block: one line appended after a file's last `}` may well repeat a statement).
-    lone = all(is_trivial(x) for x in o[fit.c.start:fit.c.end + 1] if x.rstrip() in span_keys and
-               any(x.rstrip() == y.rstrip() for y in fit.c.lines))
+    lone = _rests_on_common_lines(fit)
     reach = fit.next_start - max(fit.prev_end, 0) if lone else KEPT_NEAR + len(added)
     near = _near_kept(o, fit.start, fit.end, max(fit.prev_end, 0), fit.next_start,
                       {x.rstrip() for x in fit.c.lines}, reach)
@@ -422,12 +420,21 @@ def copy_of_kept_neighbour(fit: RegionFit) -> str | None:
         return None
     o = fit.orig
     added = {x.rstrip() for x in _added(fit.c.lines, o[fit.start:fit.end])}
-    near = _near_kept(o, fit.start, fit.end, max(fit.prev_end, 0), fit.next_start, set(), KEPT_NEAR + len(added))
-    copies = sorted(j for j in near if o[j].rstrip() in added)
-    if copies and (moved or len({o[j].rstrip() for j in copies}) >= 2):
-        copy = copies[0]
+
+    def copies(reach: int) -> list[int]:
+        near = _near_kept(o, fit.start, fit.end, max(fit.prev_end, 0), fit.next_start, set(), reach)
+        return sorted(j for j in near if o[j].rstrip() in added)
+
+    found = copies(KEPT_NEAR + len(added))
+    if not (found and (moved or len({o[j].rstrip() for j in found}) >= 2)) and moved and _rests_on_common_lines(fit):
+        # resting on common lines only, a moved region has no place of its own: copies anywhere in
+        # the gap count, two at least (a wrap read back onto another `try:` than the one it adds)
+        found = copies(fit.next_start - max(fit.prev_end, 0))
+        found = found if len({o[j].rstrip() for j in found}) >= 2 else []
+    if found and (moved or len({o[j].rstrip() for j in found}) >= 2):
+        copy = found[0]
         return (f"region {fit.i + 1} would add `{o[copy].strip()[:50]}`, which stands just as written at line {copy + 1} "
-                "next to its place and stays: the region belongs at that line, or the old copy should go?")
+                "and stays: the region belongs at that line, or the old copy should go?")
     return None
 
 
@@ -435,28 +442,37 @@ RUN_BESIDE = 12  # lines compared at each side of a span by reindented_run_besid
 
 
 def reindented_run_beside(fit: RegionFit) -> str | None:
-    """The region ends (starts) with lines that the original has right after (before) its span, in
-    the same order but at another indentation, and the placement keeps those originals: the snippet
-    moved them into (out of) a block, and they would stand twice (a wrapped block's last lines, read
-    as new lines before an original `}` that only looks like the block's closer). Two non-trivial
-    lines at least (one may repeat by chance)."""
-    o = fit.orig
-    shown = [x for x in fit.c.lines if not is_blank(x)]
+    """The region shows, in the same order but at another indentation, the lines that the original
+    has right after (before) its span, and the placement keeps those originals: the snippet moved
+    them into (out of) a block, and they would stand twice (a wrapped block's last lines, read as
+    new lines before an original `}` that only looks like the block's closer; imports wrapped in a
+    new `try {` whose last one alone was paired with its original). Two non-trivial lines at least
+    (one may repeat by chance)."""
+    o, c = fit.orig, fit.c
+    shown = [x for x in c.lines if not is_blank(x)]
+    keys = [x.strip() for x in shown]
+    lead = sum(1 for x in c.lines[:c.first] if not is_blank(x))  # shown lines before the first anchor
+    trail = sum(1 for x in c.lines[:c.last + 1] if not is_blank(x))  # ... up to the last one
     after = [o[j] for j in range(fit.end, min(fit.next_start, fit.end + 4 * RUN_BESIDE))]
     before = [o[j] for j in range(max(fit.prev_end, 0, fit.start - 4 * RUN_BESIDE), fit.start)]
     after = [x for x in after if not is_blank(x)][:RUN_BESIDE]
     before = [x for x in before if not is_blank(x)][-RUN_BESIDE:]
-    for side, mine, theirs in (("ends", shown, after), ("starts", shown, before)):
-        for n in range(min(len(mine), len(theirs), RUN_BESIDE), 1, -1):
-            run, kept = (mine[-n:], theirs[:n]) if side == "ends" else (mine[:n], theirs[-n:])
-            if [x.strip() for x in run] != [y.strip() for y in kept]:
+    for side, theirs in (("after", after), ("before", before)):
+        for n in range(min(len(shown), len(theirs), RUN_BESIDE), 1, -1):
+            kept = theirs[:n] if side == "after" else theirs[-n:]
+            if sum(1 for y in kept if not is_trivial(y)) < 2:
                 continue
-            if sum(1 for x in run if not is_trivial(x)) >= 2 and \
-                    any(indent_of(x) != indent_of(y) for x, y in zip(run, kept)):
-                where = "after" if side == "ends" else "before"
-                return (f"region {fit.i + 1} {side} with {n} lines that the original has right {where} its place at "
+            want = [y.strip() for y in kept]
+            # at the region's edge on that side, or among its new edge lines there (beyond its
+            # anchors: the imports of a new `try {` whose last one alone was paired); a run amid
+            # anchored code may repeat by chance in code written in a pattern
+            at = [p for p in range(len(shown) - n + 1) if keys[p:p + n] == want and
+                  (p + n == len(shown) or p >= trail if side == "after" else p == 0 or p + n <= lead)]
+            if any(any(indent_of(x) != indent_of(y) for x, y in zip(shown[p:p + n], kept)) for p in at):
+                return (f"region {fit.i + 1} shows {n} lines that the original has right {side} its place, at "
                         "another indentation, and they stay: code moved into or out of a block, kept twice?")
-            break
+            if at:
+                break
     return None
 
 
@@ -513,6 +529,23 @@ def deletion_after_attribute(fit: RegionFit) -> str | None:
         if all(x.strip().startswith(ATTRIBUTE_STARTS) for x in run if x) and any(gone):
             return (f"region {fit.i + 1} would delete original code next to `{run[0].strip()[:40]}`, an attribute "
                     "that may as well be a new one: refusing to guess")
+    return None
+
+
+def new_attribute_read_as_anchor(fit: RegionFit) -> str | None:
+    """The region's first anchor is an attribute (`@Override`), and the region adds, after it, the
+    original line right above its span, as written, which stays: the attribute is a new one put on
+    top of the original's stack (`@Override` / `@SerializedName("a")` / `@Override` ...), and the
+    merge would pair it with the one further down and repeat the line above (`@SerializedName`
+    twice). Attributes stack, so an equal one proves nothing."""
+    c, o = fit.c, fit.orig
+    j = fit.start - 1
+    if j < max(fit.prev_end, 0) or is_blank(o[j]) or not c.lines[c.first].strip().startswith(ATTRIBUTE_STARTS):
+        return None
+    if o[j].rstrip() in {x.rstrip() for x in _added(c.lines[c.first + 1:c.last + 1], o[c.start:c.end + 1])}:
+        return (f"region {fit.i + 1} starts on `{c.lines[c.first].strip()[:40]}`, an attribute that may as well be a "
+                f"new one, and adds `{o[j].strip()[:40]}`, which stands right above it (line {j + 1}) and stays: "
+                "which attribute is new?")
     return None
 
 
@@ -735,6 +768,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     reindented_run_beside,
     deletion_edge_repeats,
     deletion_after_attribute,
+    new_attribute_read_as_anchor,
     common_edge_moved_by_reindent,
     only_blank_lines_added,
     implied_deletion_too_large,
@@ -854,6 +888,28 @@ def marker_deeper_than_code(plan: LinePlan) -> str | None:
     return None
 
 
+def quoted_marker_for_nothing(plan: LinePlan) -> str | None:
+    """A marker that, as placed, stands for no original line (it ends the snippet after a region
+    that reaches the file's end, starts it before one at the top, or sits between regions that
+    meet), while the original has that very line (`        # ...`) as a comment: the snippet may
+    quote that comment with its new code, and then the merge would drop it. A marker for nothing
+    is harmless only if it is one; here the snippet does not say."""
+    have = {x.rstrip() for x in plan.orig}
+    n = len(plan.spans)
+    for i, r in enumerate(plan.regions):
+        gaps = []
+        if r.marker_before and i == 0:
+            gaps.append((r.before_line, plan.orig[:plan.spans[0][0]]))
+        if r.marker_after:
+            hi = plan.spans[i + 1][0] if i + 1 < n else len(plan.orig)
+            gaps.append((r.after_line, plan.orig[plan.spans[i][1]:hi]))
+        for line, stands_for in gaps:
+            if line in have and all(is_blank(x) for x in stands_for):
+                return (f"the marker `{line.strip()[:40]}` stands for no original line where the snippet is placed, "
+                        "and the original has that very line as a comment: the comment, or a marker?")
+    return None
+
+
 def broken_indentation_seam(plan: LinePlan) -> str | None:
     """Where a region meets the kept original lines, the indentation must still make sense: a new
     block opener followed by code outside it, or code deeper than a line that ends a statement, is
@@ -884,6 +940,34 @@ def header_names_other_definition(plan: LinePlan) -> str | None:
         (kind, name), (_, old) = gained[0], next(iter(lost))
         return (f"the snippet's `{name}` would replace `{old}`, although `{name}` is defined elsewhere in the "
                 "original: which definition does it show?")
+    return None
+
+
+def definition_added_again(plan: LinePlan) -> str | None:
+    """The merge would add a definition whose header is an original one (same enclosing names and
+    name) with only a comment or spacing changed (`def test_brotli():  # beta` beside
+    `def test_brotli():`), while the original one stays: the snippet showed that definition edited,
+    and its region was placed elsewhere (a loose snippet's last region pulled to the file's end, on
+    a repeated line). (A header copied verbatim may be a deliberate copy; an edited one is an edit.)"""
+    if plan.lang is None or not plan.defs:
+        return None
+    merged = apply_edits(plan.orig, plan.spans)
+    if merged is None:
+        return None
+    before, after = header_counts(plan.orig, plan.lang), header_counts(merged, plan.lang)
+
+    def by_code(counts: Counter) -> Counter:
+        out: Counter = Counter()
+        for (path, name, header), n in counts.items():
+            out[(path, name, code_of(header))] += n
+        return out
+
+    code_before, code_after = by_code(before), by_code(after)
+    for path, name, header in after:
+        k = (path, name, code_of(header))
+        if before[(path, name, header)] == 0 and code_after[k] > code_before[k] >= 1:
+            return (f"`{header[:60]}` would define `{name}` a second time beside the original's: the snippet's "
+                    "edit of it placed elsewhere?")
     return None
 
 
@@ -970,9 +1054,11 @@ FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
     unmarked_head,
     unmarked_tail,
     marker_deeper_than_code,
+    quoted_marker_for_nothing,
     regions_shifted_apart,
     broken_indentation_seam,
     header_names_other_definition,
+    definition_added_again,
     header_deleted_body_kept,
     reindented_copy_beside,
 )
@@ -1265,6 +1351,14 @@ NEW_MEMBER_CHECKS: tuple[Callable[[NewMember], str | None], ...] = (
 # -- helpers of the line checks ----------------------------------------------------------------------------
 
 KEPT_NEAR = 3  # non-blank original lines beyond a region's span that count as "next to it" (plus one per added line)
+
+
+def _rests_on_common_lines(fit: RegionFit) -> bool:
+    """Every original line that anchors the region, as written, is a common one (`try:`, `}`)."""
+    span_keys = {x.rstrip() for x in fit.orig[fit.start:fit.end]}
+    shown = {y.rstrip() for y in fit.c.lines}
+    return all(is_trivial(x) for x in fit.orig[fit.c.start:fit.c.end + 1] if x.rstrip() in span_keys and
+               x.rstrip() in shown)
 
 
 def _added(lines: list[str], span: list[str]) -> list[str]:

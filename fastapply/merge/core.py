@@ -24,7 +24,7 @@ from fastapply.merge.result import (
 from fastapply.merge.segment import split_regions
 from fastapply.merge.text import join_lines, key, split_lines
 from fastapply.merge.tree import merge_marker_free
-from fastapply.merge.whole_defs import original_definitions
+from fastapply.merge.whole_defs import header_counts
 from fastapply.validate import validate
 
 
@@ -171,23 +171,10 @@ def _defined_twice(edit: _Edit, merged: list[str]) -> str | None:
     snippet shows.)"""
     if edit.lang is None:
         return None
-    before, after = _headers(edit.orig_lines, edit.lang), _headers(merged, edit.lang)
+    before, after = header_counts(edit.orig_lines, edit.lang), header_counts(merged, edit.lang)
     shown = Counter(x.strip() for x in edit.upd_lines)
     for (path, name, header), n in after.items():
         if n > before[(path, name, header)] >= 1 and shown[header] < 2:
             return f"`{header[:60]}` would be in the file twice (the original has it once): misplaced?"
     return None
 
-
-def _headers(lines: list[str], lang: str) -> Counter:
-    """(enclosing definitions' names, name, header line) of each definition: `__init__` of class A
-    and of class B are different definitions with the same header; so are two Java methods whose
-    header line is `@Test`."""
-    out: Counter = Counter()
-    stack: list = []
-    for d in sorted(original_definitions(lines, lang), key=lambda d: (d.start, -d.end)):
-        while stack and stack[-1].end < d.start:
-            stack.pop()
-        out[(tuple(p.name for p in stack), d.name, d.header)] += 1
-        stack.append(d)
-    return out

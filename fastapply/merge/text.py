@@ -96,6 +96,16 @@ def is_trivial(line: str) -> bool:
     return not s or s in TRIVIAL or len(s) <= 2
 
 
+# a trailing `# ...` / `// ...` comment with no quote after its start (so not inside a string)
+_TRAILING_COMMENT = re.compile(r"\s+(?:#|//)[^\"'`]*$")
+
+
+def code_of(line: str) -> str:
+    """A line's code: its trailing comment cut and its spacing collapsed (`def f():  # beta` and
+    `def f():` are one header)."""
+    return " ".join(_TRAILING_COMMENT.sub("", line).split())
+
+
 _KEY_SPLIT = re.compile(r"\s*(?::|=|\()")
 
 

@@ -4,7 +4,7 @@ file, or one edited line."""
 from __future__ import annotations
 
 from fastapply.merge.edge_lines import consume_back, consume_forward
-from fastapply.merge.text import is_blank, is_trivial, same_subject
+from fastapply.merge.text import indent_of, is_blank, is_trivial, same_subject
 
 CLOSERS = frozenset({"}", "};", "},", ")", ");", "]", "];", "})", "});", "end"})
 
@@ -106,4 +106,11 @@ def _place_unanchored(i: int, lines: list[str], marker_before: bool, marker_afte
     placed = place_by_subject(lines, orig, lo, hi)
     if placed is None:
         return f"region {i + 1} of the snippet matches nothing in the original (starts {lines[0].strip()[:60]!r})"
+    # An edited line keeps its depth; one the snippet writes at another depth than the only similar
+    # original line is as likely a new line (a lone `for (...) {` opening a new block around elided
+    # code), and placing it there would re-indent one line of a block.
+    head = placed[2][0]
+    if indent_of(head) != indent_of(orig[placed[0]]):
+        return (f"region {i + 1}'s first line `{head.strip()[:50]}` is like original line {placed[0] + 1} but at another "
+                "indentation: that line edited, or a new one?")
     return placed, 1
