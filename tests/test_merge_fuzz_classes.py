@@ -166,6 +166,11 @@ CASES["new_attribute_on_stack_rust"] = ("rust",
 "struct S;\n\nimpl S {\n    #[doc(hidden)]\n    #[inline]\n    #[must_use]\n    pub fn size(&self) -> usize {\n        1\n    }\n}\n",
 "// ... existing code ...\n    #[inline]\n    #[doc(hidden)]\n    #[inline]\n    #[must_use]\n    pub fn size(&self) -> usize {\n        // ... existing code ...\n    }\n// ... existing code ...\n",
 "struct S;\n\nimpl S {\n    #[inline]\n    #[doc(hidden)]\n    #[inline]\n    #[must_use]\n    pub fn size(&self) -> usize {\n        1\n    }\n}\n")
+# AH. (seed 11) a one-line wrap shown whole, its new `try:` read back onto an original `try:` that deletes lines up to the wrapped line
+CASES["wrap_opener_on_earlier_try_py"] = ("python",
+"class Stream:\n    def render(self):\n        if self.file:\n            try:\n                self.file.seek(0)\n            except OSError:\n                pass\n\n        chunk = self.file.read(SIZE)\n        while chunk:\n            yield chunk\n            chunk = self.file.read(SIZE)\n",
+"# ... existing code ...\n            try:\n                chunk = self.file.read(SIZE)\n            except Exception:\n                raise\n# ... existing code ...\n",
+"class Stream:\n    def render(self):\n        if self.file:\n            try:\n                self.file.seek(0)\n            except OSError:\n                pass\n\n        chunk = self.file.read(SIZE)\n        while chunk:\n            yield chunk\n            try:\n                chunk = self.file.read(SIZE)\n            except Exception:\n                raise\n")
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_exact_or_refused(name):
@@ -255,12 +260,13 @@ def test_wrap_read_in_the_function_its_edge_lines_name():
     assert structural_merge(orig, update, lang).text == expected
 
 
-@pytest.mark.parametrize("name,marker_indent", [("new_try_on_original_try_py", ""), ("wrap_onto_other_try_py", "    ")])
+@pytest.mark.parametrize("name,marker_indent", [("new_try_on_original_try_py", ""), ("wrap_onto_other_try_py", "    "),
+                                                 ("wrap_opener_on_earlier_try_py", "")])
 def test_lowered_reading_of_the_new_try_is_refused_too(name, marker_indent):
-    """The first reading of cases X and AF is refused (a shifted wrap; copies at another
+    """The first reading of cases X, AF and AH is refused (a shifted wrap; copies at another
     indentation); the wrap reading (the snippet's lines put back one level) anchors the new `try:`
     on an original one (the same, or one 20 lines further down, that is all it rests on) and must
-    be refused by its own rule."""
+    be refused by a rule of its own (`wrap_opener_anchored`, or `copy_of_kept_neighbour` behind it)."""
     from fastapply.merge.anchor import Region
     from fastapply.merge.lineplace import _place_check_splice
     from fastapply.merge.wrap import wrap_reading
@@ -270,7 +276,8 @@ def test_lowered_reading_of_the_new_try_is_refused_too(name, marker_indent):
     reading = wrap_reading(regions, orig.splitlines(), lang)
     assert reading is not None
     placed = _place_check_splice(reading[0], orig.splitlines(), False, lang, (regions, reading[1]))
-    assert not placed.ok and "stands just as written" in placed.reasons[0], placed.reasons
+    assert not placed.ok and ("which block is new?" in placed.reasons[0] or
+                              "stands just as written" in placed.reasons[0]), placed.reasons
 
 
 def test_a_comment_shown_with_its_neighbours_is_still_content():

@@ -44,6 +44,7 @@ class Region:
     before_indent: str | None = None  # ... and of the marker before it
     after_line: str = ""  # the marker line after the region (right-stripped), and the one before it
     before_line: str = ""
+    new_opener: int | None = None  # under the wrap reading: the index of the block opener it calls new
     candidates: list[Candidate] = field(default_factory=list)
     best_context: int = 0  # most context any placement keeps (see order_regions' caller)
     contested: bool = False  # a cheaper placement exists that rests only on common lines

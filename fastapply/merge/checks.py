@@ -406,6 +406,18 @@ def reindented_copy_kept(fit: RegionFit) -> str | None:
     return None
 
 
+def wrap_opener_anchored(fit: RegionFit) -> str | None:
+    """Under the wrap reading of a block shown whole (wrap.shown_wrap), its opener is new: the
+    lines after it stand in the original at the opener's level, outside any such block. Placed with
+    that opener as its first or last anchor, the region rests on another block's `try:` (elsewhere,
+    or deleting the lines between it and the wrapped code)."""
+    k, c = fit.region.new_opener, fit.c
+    if not fit.lowered or k is None or k not in (c.first, c.last):
+        return None
+    return (f"region {fit.i + 1} wraps code in a new `{c.lines[k].strip()[:30]}` block, but that line would be "
+            f"placed on the original's line {(c.start if k == c.first else c.end) + 1}: which block is new?")
+
+
 def copy_of_kept_neighbour(fit: RegionFit) -> str | None:
     """The region, re-indented to fit (or read as wrapped code), adds a line that stands exactly so
     a few lines beyond its span, where the original keeps it: the snippet's lines belong at that
@@ -764,6 +776,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     shifted_around_new_block,
     marker_free_drops_lines,
     reindented_copy_kept,
+    wrap_opener_anchored,
     copy_of_kept_neighbour,
     reindented_run_beside,
     deletion_edge_repeats,

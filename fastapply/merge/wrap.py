@@ -73,7 +73,7 @@ def wrap_reading(regions: list[Region], orig: list[str],
             k, end, extra = shown
             lines = list(r.lines)
             lines[k + 1:end] = [x[len(extra):] if x.startswith(extra) else x for x in lines[k + 1:end]]
-            lowered[i] = replace(r, lines=lines, candidates=[])
+            lowered[i] = replace(r, lines=lines, candidates=[], new_opener=k)
     orig_keys = {x.rstrip() for x in orig}
     for i in range(len(regions) - 1):
         r, nxt = regions[i], regions[i + 1]
