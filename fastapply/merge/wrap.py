@@ -83,8 +83,11 @@ def wrap_reading(regions: list[Region], orig: list[str],
         if w is None:
             continue
         wraps.append(w)
-        lowered[i] = replace(lowered[i], lines=_lower_tail(lowered[i].lines, w), candidates=[])
-        lowered[i + 1] = replace(lowered[i + 1], lines=_lower_head(lowered[i + 1].lines, w), candidates=[])
+        # (a region inside a marker wrap is re-indented whole: an opener among its lines is original
+        # code, one level in, not a new block of its own)
+        lowered[i] = replace(lowered[i], lines=_lower_tail(lowered[i].lines, w), candidates=[], new_opener=None)
+        lowered[i + 1] = replace(lowered[i + 1], lines=_lower_head(lowered[i + 1].lines, w), candidates=[],
+                                 new_opener=None)
     changed = wraps or any(a.lines is not b.lines for a, b in zip(lowered, regions))
     return (lowered, wraps) if changed else None
 
