@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TypeVar
 
 from fastapply.merge.anchor import Candidate, Region
@@ -433,17 +434,20 @@ def copy_of_kept_neighbour(fit: RegionFit) -> str | None:
     o = fit.orig
     added = {x.rstrip() for x in _added(fit.c.lines, o[fit.start:fit.end])}
 
-    def copies(reach: int) -> list[int]:
+    def copies(reach: int) -> tuple[list[int], int]:
         near = _near_kept(o, fit.start, fit.end, max(fit.prev_end, 0), fit.next_start, set(), reach)
-        return sorted(j for j in near if o[j].rstrip() in added)
+        found = sorted(j for j in near if o[j].rstrip() in added)
+        return found, len({o[j].rstrip() for j in found})
 
-    found = copies(KEPT_NEAR + len(added))
-    if not (found and (moved or len({o[j].rstrip() for j in found}) >= 2)) and moved and _rests_on_common_lines(fit):
+    found, distinct = copies(KEPT_NEAR + len(added))
+    if not moved and distinct < 2:
+        found = []
+    if not found and moved and _rests_on_common_lines(fit):
         # resting on common lines only, a moved region has no place of its own: copies anywhere in
         # the gap count, two at least (a wrap read back onto another `try:` than the one it adds)
-        found = copies(fit.next_start - max(fit.prev_end, 0))
-        found = found if len({o[j].rstrip() for j in found}) >= 2 else []
-    if found and (moved or len({o[j].rstrip() for j in found}) >= 2):
+        found, distinct = copies(fit.next_start - max(fit.prev_end, 0))
+        found = found if distinct >= 2 else []
+    if found:
         copy = found[0]
         return (f"region {fit.i + 1} would add `{o[copy].strip()[:50]}`, which stands just as written at line {copy + 1} "
                 "and stays: the region belongs at that line, or the old copy should go?")
@@ -817,6 +821,13 @@ class LinePlan:
         self.tail = edges and not self.regions[-1].marker_after and \
             any(not is_blank(x) for x in self.orig[self.spans[-1][1]:])
 
+    @cached_property
+    def merged_defs(self) -> list[Definition] | None:
+        """The definitions of the file as the plan would splice it (parsed once for every check
+        that compares them with the original's), or None when the spans overlap."""
+        merged = apply_edits(self.orig, self.spans)
+        return None if merged is None else original_definitions(merged, self.lang)
+
 
 def defined_twice(plan: LinePlan) -> str | None:
     """In a marker-free snippet (which keeps what it does not show), a region that shows the header
@@ -940,13 +951,10 @@ def header_names_other_definition(plan: LinePlan) -> str | None:
     region showing the header of an existing definition (`public int getAsInt() {`) was placed on
     another one (its annotations matched there), renaming it. Such a header anchors to its own
     definition or not at all."""
-    if plan.lang is None or not plan.defs:
-        return None
-    merged = apply_edits(plan.orig, plan.spans)
-    if merged is None:
+    if plan.lang is None or not plan.defs or plan.merged_defs is None:
         return None
     before = Counter((d.kind, d.name) for d in plan.defs)
-    after = Counter((d.kind, d.name) for d in original_definitions(merged, plan.lang))
+    after = Counter((d.kind, d.name) for d in plan.merged_defs)
     lost = before - after
     gained = [k for k in after - before if before[k] > 0]
     if lost and gained:
@@ -962,12 +970,9 @@ def definition_added_again(plan: LinePlan) -> str | None:
     `def test_brotli():`), while the original one stays: the snippet showed that definition edited,
     and its region was placed elsewhere (a loose snippet's last region pulled to the file's end, on
     a repeated line). (A header copied verbatim may be a deliberate copy; an edited one is an edit.)"""
-    if plan.lang is None or not plan.defs:
+    if plan.lang is None or not plan.defs or plan.merged_defs is None:
         return None
-    merged = apply_edits(plan.orig, plan.spans)
-    if merged is None:
-        return None
-    before, after = header_counts(plan.orig, plan.lang), header_counts(merged, plan.lang)
+    before, after = header_counts(plan.defs), header_counts(plan.merged_defs)
 
     def by_code(counts: Counter) -> Counter:
         out: Counter = Counter()

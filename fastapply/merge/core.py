@@ -24,7 +24,7 @@ from fastapply.merge.result import (
 from fastapply.merge.segment import split_regions
 from fastapply.merge.text import join_lines, key, split_lines
 from fastapply.merge.tree import merge_marker_free
-from fastapply.merge.whole_defs import header_counts
+from fastapply.merge.whole_defs import header_counts, original_definitions
 from fastapply.validate import validate
 
 
@@ -171,7 +171,8 @@ def _defined_twice(edit: _Edit, merged: list[str]) -> str | None:
     snippet shows.)"""
     if edit.lang is None:
         return None
-    before, after = header_counts(edit.orig_lines, edit.lang), header_counts(merged, edit.lang)
+    before = header_counts(original_definitions(edit.orig_lines, edit.lang))
+    after = header_counts(original_definitions(merged, edit.lang))
     shown = Counter(x.strip() for x in edit.upd_lines)
     for (path, name, header), n in after.items():
         if n > before[(path, name, header)] >= 1 and shown[header] < 2:

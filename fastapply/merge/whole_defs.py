@@ -17,7 +17,6 @@ Then the old body is replaced as a whole.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 
 from fastapply.languages import parse
 from fastapply.merge.defs import Definition, collect, flatten, parse_definitions
@@ -32,16 +31,16 @@ def original_definitions(orig: list[str], lang: str | None) -> list[Definition]:
     return flatten(collect(tree, src.encode("utf-8"))) if tree is not None else []
 
 
-def header_counts(lines: list[str], lang: str, norm: Callable[[str], str] = str) -> Counter:
-    """(enclosing definitions' names, name, header line through `norm`) of each definition:
+def header_counts(defs: list[Definition]) -> Counter:
+    """(enclosing definitions' names, name, header line) of each definition (`original_definitions`):
     `__init__` of class A and of class B are different definitions with the same header; so are
     two Java methods whose header line is `@Test`."""
     out: Counter = Counter()
     stack: list = []
-    for d in sorted(original_definitions(lines, lang), key=lambda d: (d.start, -d.end)):
+    for d in sorted(defs, key=lambda d: (d.start, -d.end)):
         while stack and stack[-1].end < d.start:
             stack.pop()
-        out[(tuple(p.name for p in stack), d.name, norm(d.header))] += 1
+        out[(tuple(p.name for p in stack), d.name, d.header)] += 1
         stack.append(d)
     return out
 
