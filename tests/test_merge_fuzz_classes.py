@@ -1,7 +1,7 @@
-"""The second to sixth rounds of `evals.fuzz` classes (issue 15): small synthetic edits in the
+"""The second to eighth rounds of `evals.fuzz` classes (issue 15): small synthetic edits in the
 shapes that came back silently wrong from the merge. Each must now merge exactly or be refused;
 every one of them was returned wrong, with exit 0, before its checks (fastapply/merge/checks.py,
-anchor.py, unanchored.py, core.py, markers.py)."""
+anchor.py, unanchored.py, core.py, markers.py, tree.py, whole_defs.py)."""
 
 from __future__ import annotations
 
@@ -171,6 +171,57 @@ CASES["wrap_opener_on_earlier_try_py"] = ("python",
 "class Stream:\n    def render(self):\n        if self.file:\n            try:\n                self.file.seek(0)\n            except OSError:\n                pass\n\n        chunk = self.file.read(SIZE)\n        while chunk:\n            yield chunk\n            chunk = self.file.read(SIZE)\n",
 "# ... existing code ...\n            try:\n                chunk = self.file.read(SIZE)\n            except Exception:\n                raise\n# ... existing code ...\n",
 "class Stream:\n    def render(self):\n        if self.file:\n            try:\n                self.file.seek(0)\n            except OSError:\n                pass\n\n        chunk = self.file.read(SIZE)\n        while chunk:\n            yield chunk\n            try:\n                chunk = self.file.read(SIZE)\n            except Exception:\n                raise\n")
+# AI. (eighth round, seeds 9-11 delete_between) a deletion right after `return x` / `}` (a statement and its
+# block's closer, or a blank line), whose pair also closes an earlier block: which copy does the deletion follow?
+CASES["deletion_after_closed_return_go"] = ("go",
+"package p\n\nfunc (p *Project) SrcPath() string {\n\tif p.srcPath != \"\" {\n\t\treturn p.srcPath\n\t}\n\tif p.absPath == \"\" {\n\t\tp.srcPath = srcPaths[0]\n\t\treturn p.srcPath\n\t}\n\n\tfor _, s := range srcPaths {\n\t\tp.srcPath = s\n\t}\n\n\treturn p.srcPath\n}\n",
+"// ... existing code ...\n\t\treturn p.srcPath\n\t}\n\n\treturn p.srcPath\n// ... existing code ...\n",
+"package p\n\nfunc (p *Project) SrcPath() string {\n\tif p.srcPath != \"\" {\n\t\treturn p.srcPath\n\t}\n\n\treturn p.srcPath\n}\n")
+CASES["deletion_after_closed_call_js"] = ("javascript",
+"describe('cookie', function () {\n  it('a', function (done) {\n    var app = express()\n    app.use(cookies)\n    request(app)\n      .get('/')\n      .expect(200, done)\n  })\n\n  it('b', function (done) {\n    var app = express()\n    app.use(signed)\n    request(app)\n      .get('/b')\n      .expect(200, done)\n  })\n\n  it('c', function (done) {\n    request(app)\n      .expect(500, done)\n  })\n})\n\ndescribe('signed', function () {\n  it('d', function () {})\n})\n",
+"// ... existing code ...\n      .expect(200, done)\n  })\n\n})\n\ndescribe('signed', function () {\n// ... existing code ...\n",
+"describe('cookie', function () {\n  it('a', function (done) {\n    var app = express()\n    app.use(cookies)\n    request(app)\n      .get('/')\n      .expect(200, done)\n  })\n\n})\n\ndescribe('signed', function () {\n  it('d', function () {})\n})\n")
+CASES["deletion_after_closed_return_rust"] = ("rust",
+"fn pick(a: Option<u8>, b: Option<u8>) -> u8 {\n    if let Some(x) = a {\n        return x;\n    }\n    if let Some(y) = b {\n        let x = y + 1;\n        return x;\n    }\n\n    for z in 0..3 {\n        println!(\"{}\", z);\n    }\n\n    default_value()\n}\n",
+"// ... existing code ...\n        return x;\n    }\n\n    default_value()\n// ... existing code ...\n",
+"fn pick(a: Option<u8>, b: Option<u8>) -> u8 {\n    if let Some(x) = a {\n        return x;\n    }\n\n    default_value()\n}\n")
+CASES["deletion_after_closed_return_java"] = ("java",
+"class P {\n  String src() {\n    if (src != null) {\n      return src;\n    }\n    if (abs == null) {\n      src = paths[0];\n      return src;\n    }\n\n    for (String s : paths) {\n      src = s;\n    }\n\n    return src;\n  }\n}\n",
+"// ... existing code ...\n      return src;\n    }\n\n    return src;\n// ... existing code ...\n",
+"class P {\n  String src() {\n    if (src != null) {\n      return src;\n    }\n\n    return src;\n  }\n}\n")
+CASES["deletion_after_return_blank_py"] = ("python",
+"class Project:\n    def src_path(self):\n        if self._src:\n            return self._src\n        if not self._abs:\n            self._src = PATHS[0]\n            return self._src\n\n        for path in PATHS:\n            self._src = path\n\n        return self._src\n",
+"# ... existing code ...\n            return self._src\n\n        return self._src\n# ... existing code ...\n",
+"class Project:\n    def src_path(self):\n        if self._src:\n            return self._src\n\n        return self._src\n")
+# AJ. (seed 12) a marker-free snippet: a definition shown without its attributes right after its neighbour, which
+# shows its own: deleted, or left out (a bare definition keeps what it leaves out)?
+CASES["attributes_left_out_beside_shown_rust"] = ("rust",
+"#[macro_export]\n#[doc(hidden)]\nmacro_rules! a {\n    () => {};\n}\n\n#[macro_export]\n#[doc(hidden)]\nmacro_rules! b {\n    () => {};\n}\n\nfn c() {}\n",
+"#[doc(hidden)]\nmacro_rules! a {\n    () => {};\n}\n\nmacro_rules! b {\n    () => {};\n}\n",
+"#[macro_export]\n#[doc(hidden)]\nmacro_rules! a {\n    () => {};\n}\n\nmacro_rules! b {\n    () => {};\n}\n\nfn c() {}\n")
+CASES["decorator_left_out_beside_shown_py"] = ("python",
+"import pytest\n\n\n@pytest.fixture\ndef a():\n    return 1\n\n\n@pytest.fixture\ndef b():\n    return 2\n\n\ndef c():\n    pass\n",
+"@pytest.fixture\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n",
+"import pytest\n\n\n@pytest.fixture\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n\n\ndef c():\n    pass\n")
+# AK. (seed 12) a method whose `}` the snippet leaves to a marker at the header's depth, its doc comment's `*/`
+# edited away (so the file still parses with the `}` deleted): not a definition shown whole
+CASES["unclosed_doc_comment_java"] = ("java",
+"class F {\n  /**\n   * Returns a.\n   *\n   * @return a\n   */\n  public String getA() {\n    return this.a;\n  }\n\n  /**\n   * Returns b.\n   */\n  public String getB() {\n    return this.b;\n  }\n}\n",
+"// ... existing code ...\n   * Returns a.\n   *\n   * @return a // alpha\n   // note\n  public String getA() {\n    return this.a;\n  // ... existing code ...\n",
+"class F {\n  /**\n   * Returns a.\n   *\n   * @return a // alpha\n   // note\n  public String getA() {\n    return this.a;\n  }\n\n  /**\n   * Returns b.\n   */\n  public String getB() {\n    return this.b;\n  }\n}\n")
+# AL. (seed 10) a new loop like the one it wraps, the marker deeper, and the line after that loop shown one level
+# deeper: edited header, or wrap? (JavaScript, Go and Python shapes of it already tie on the closing lines)
+CASES["similar_opener_wraps_java"] = ("java",
+"class W {\n  void write(boolean complex, List<String> keys, JsonWriter out) {\n    if (complex) {\n      out.beginArray();\n      for (int i = 0, size = keys.size(); i < size; i++) {\n        out.beginArray(); // entry\n        out.value(keys.get(i));\n        out.endArray();\n      }\n      out.endArray();\n    } else {\n      out.beginObject();\n      out.endObject();\n    }\n  }\n}\n",
+"// ... existing code ...\n      for (int i = 0; i < 2; i++) {\n        // ... existing code ...\n        out.endArray();\n      }\n    // ... existing code ...\n",
+"class W {\n  void write(boolean complex, List<String> keys, JsonWriter out) {\n    if (complex) {\n      out.beginArray();\n      for (int i = 0; i < 2; i++) {\n        for (int i = 0, size = keys.size(); i < size; i++) {\n          out.beginArray(); // entry\n          out.value(keys.get(i));\n          out.endArray();\n        }\n        out.endArray();\n      }\n    } else {\n      out.beginObject();\n      out.endObject();\n    }\n  }\n}\n")
+# AM. (seed 13) a wrap whose first re-indented lines were paired, by similarity, with themselves at the old depth
+# (the region's edge), while the rest of the same run stays below: `reindented_run_beside` counts the run from inside
+# the span (JavaScript: refused by that rule too; Python: the wrap reading merges it, see the test below)
+CASES["wrap_half_paired_go"] = ("go",
+"package w\n\nfunc gen(dir, base string) error {\n\tfilename := filepath.Join(dir, base)\n\tf, err := os.Create(filename)\n\tif err != nil {\n\t\treturn err\n\t}\n\tdefer f.Close()\n\n\tif _, err := io.WriteString(f, header(filename)); err != nil {\n\t\treturn err\n\t}\n\tif err := render(f); err != nil {\n\t\treturn err\n\t}\n\treturn nil\n}\n",
+"// ... existing code ...\n\tfilename := filepath.Join(dir, base)\n\tif enabled {\n\t\tf, err := os.Create(filename)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tdefer f.Close()\n\t\t// ... existing code ...\n\t}\n\tif err := render(f); err != nil {\n\t\t// ... existing code ...\n",
+"package w\n\nfunc gen(dir, base string) error {\n\tfilename := filepath.Join(dir, base)\n\tif enabled {\n\t\tf, err := os.Create(filename)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tdefer f.Close()\n\n\t\tif _, err := io.WriteString(f, header(filename)); err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n\tif err := render(f); err != nil {\n\t\treturn err\n\t}\n\treturn nil\n}\n")
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_exact_or_refused(name):
@@ -206,6 +257,14 @@ REASONS = {
     "new_attribute_on_stack_java": "an attribute that may as well be a new one, and adds `@SerializedName",
     "new_decorator_on_stack_py": "an attribute that may as well be a new one, and adds `@property`",
     "new_attribute_on_stack_rust": "an attribute that may as well be a new one, and adds `#[doc(hidden)]`",
+    "deletion_after_closed_return_go": "which copy ends the deletion?",
+    "deletion_after_closed_call_js": "which copy ends the deletion?",
+    "deletion_after_closed_return_rust": "which copy ends the deletion?",
+    "deletion_after_closed_return_java": "which copy ends the deletion?",
+    "deletion_after_return_blank_py": "which copy ends the deletion?",
+    "attributes_left_out_beside_shown_rust": "without the attributes it has in the original",
+    "decorator_left_out_beside_shown_py": "without the attributes it has in the original",
+    "similar_opener_wraps_java": "or opens a new block around it",
 }
 
 
@@ -308,3 +367,30 @@ def test_a_header_copied_as_written_is_no_edit_placed_elsewhere():
     update = "# ... existing code ...\ndef b():\n    return 2\n\n\ndef a():\n    return 3\n"
     res = structural_merge(orig, update, "python")
     assert res.ok and res.text == orig + "\n\ndef a():\n    return 3\n", res.reasons
+
+
+def test_a_run_of_two_statements_after_a_marker_ends_the_deletion_at_its_nearest_copy():
+    """The AI rule leaves this reading alone: two statements (not one and a closer) after a marker
+    are read as the nearest copy, the deletion that removes least (as on the real edit
+    encode/httpx@41597adffa9d tests/test_utils.py); only a lone line, or a loose large deletion, ties."""
+    orig = ("def test_a():\n    response = run(1)\n    assert response.ok\n\n\ndef test_b():\n    data = load()\n"
+            "    response = run(data)\n    assert response.ok\n\n\ndef test_gone():\n    assert True\n\n\ndef test_c():\n"
+            "    pass\n")
+    update = ("# ... existing code ...\n    response = run(data)\n    assert response.ok\n\n\ndef test_c():\n"
+              "# ... existing code ...\n")
+    res = structural_merge(orig, update, "python")
+    assert res.ok and res.text == orig.replace("def test_gone():\n    assert True\n\n\n", ""), res.reasons
+
+
+WRAP_HALF_PAIRED_PY = ("python",
+"def gen(dir, base):\n    filename = os.path.join(dir, base)\n    f = open(filename)\n    if not f:\n        return None\n    track(f)\n\n    f.write(header(filename))\n    render(f)\n    return f\n",
+"    # ... existing code ...\n    filename = os.path.join(dir, base)\n    if enabled:\n        f = open(filename)\n        if not f:\n            return None\n        track(f)\n        # ... existing code ...\n    render(f)\n    # ... existing code ...\n",
+"def gen(dir, base):\n    filename = os.path.join(dir, base)\n    if enabled:\n        f = open(filename)\n        if not f:\n            return None\n        track(f)\n\n        f.write(header(filename))\n    render(f)\n    return f\n")
+
+
+def test_a_wrap_read_whole_still_merges_where_its_edge_was_paired_by_similarity():
+    """AM's rule looks at a run that begins inside the span only to refuse its kept half; where the
+    wrap reading places the whole run (here, Python), the merge is exact."""
+    lang, orig, update, expected = WRAP_HALF_PAIRED_PY
+    res = structural_merge(orig, update, lang)
+    assert res.ok and res.text == expected, res.reasons

@@ -188,6 +188,8 @@ def test_resume_continues_at_the_right_step_with_identical_state(tiny_dir, tmp_p
     assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
     curve = json.loads((tmp_path / "b/curve.json").read_text())["points"]
     assert [p["step"] for p in curve] == [0, 1, 2, 3, 4] and curve[-1]["examples"] == 8
+    seconds = [p["train_seconds"] for p in curve]
+    assert seconds == sorted(seconds), "time adds up across the resume"
 
 
 def test_an_interrupted_save_leaves_no_half_adapter(tiny_dir, tmp_path, monkeypatch):

@@ -462,8 +462,9 @@ def reindented_run_beside(fit: RegionFit) -> str | None:
     has right after (before) its span, and the placement keeps those originals: the snippet moved
     them into (out of) a block, and they would stand twice (a wrapped block's last lines, read as
     new lines before an original `}` that only looks like the block's closer; imports wrapped in a
-    new `try {` whose last one alone was paired with its original). Two non-trivial lines at least
-    (one may repeat by chance)."""
+    new `try {` whose last one alone was paired with its original; a wrap whose first re-indented
+    lines were paired, by similarity, with themselves at the old depth, the rest of the run kept).
+    Two non-trivial lines at least (one may repeat by chance)."""
     o, c = fit.orig, fit.c
     shown = [x for x in c.lines if not is_blank(x)]
     keys = [x.strip() for x in shown]
@@ -473,8 +474,15 @@ def reindented_run_beside(fit: RegionFit) -> str | None:
     before = [o[j] for j in range(max(fit.prev_end, 0, fit.start - 4 * RUN_BESIDE), fit.start)]
     after = [x for x in after if not is_blank(x)][:RUN_BESIDE]
     before = [x for x in before if not is_blank(x)][-RUN_BESIDE:]
-    for side, theirs in (("after", after), ("before", before)):
-        for n in range(min(len(shown), len(theirs), RUN_BESIDE), 1, -1):
+    # The run may begin inside the span, on edge lines the region replaced with themselves
+    # re-indented (paired by similarity): the rest of the run, beyond the span, stays.
+    moved = {x.strip() for x in shown if x.rstrip() not in {y.rstrip() for y in o[fit.start:fit.end]}}
+    def reindented(rows: range) -> list[str]:
+        got = [o[j] for j in rows if not is_blank(o[j])]
+        return got if all(y.strip() in moved for y in got) else []
+    ins_after, ins_before = reindented(range(c.end + 1, fit.end)), reindented(range(fit.start, c.start))
+    for side, inside, theirs in (("after", ins_after, ins_after + after), ("before", ins_before, before + ins_before)):
+        for n in range(min(len(shown), len(theirs), RUN_BESIDE), max(1, len(inside)), -1):
             kept = theirs[:n] if side == "after" else theirs[-n:]
             if sum(1 for y in kept if not is_trivial(y)) < 2:
                 continue
@@ -514,6 +522,13 @@ def _deletions_at_edges(a: list[str], b: list[str]) -> list[tuple[str, list[str]
             _, _, _, k1, k2 = edge[1]
             out.append((side, a[i1:i2], b[k1:k2]))
     return out
+
+
+def _without_blank_edge(run: list[str], at_end: bool) -> list[str]:
+    """`run` without the blank lines at its end (at_end) or start."""
+    while run and is_blank(run[-1 if at_end else 0]):
+        run = run[:-1] if at_end else run[1:]
+    return run
 
 
 def _anchor_span(fit: RegionFit) -> tuple[list[str], list[str]]:
@@ -579,12 +594,17 @@ def deletion_edge_repeats(fit: RegionFit) -> str | None:
     # A run of several lines identifies its place better than a lone line: it ties only when no
     # marker bounds that side of the region (a loose snippet: its edge is uncertain too) and the
     # deletion is large (whole tests between copies of a shared tail). With a marker there, the
-    # nearest copy is the reading that deletes least, and real edits read so.
+    # nearest copy is the reading that deletes least, and real edits read so. A closer (`}`) adds
+    # nothing to a run (`return x` / `}` is as common as `return x`), and a blank line next to the
+    # deletion belongs to either side of it, so neither counts or is matched.
     big = _deleted(fit) > sum(1 for x in rk if x)
     alts = []
     for side, run, _ in reversed(_deletions_at_edges(rk, span)):  # (the last anchor's copies first)
         marker = fit.region.marker_before if side == "first" else fit.region.marker_after
-        if sum(1 for x in run if x.strip()) > 1 and not (big and not marker):
+        if sum(1 for x in run if not is_trivial(x)) > 1 and not (big and not marker):
+            continue
+        run = _without_blank_edge(run, at_end=side == "first")
+        if not run:
             continue
         if side == "last":
             alts += [(c.start, e) for e in range(c.end + 1, fit.next_start)
@@ -912,6 +932,44 @@ def marker_deeper_than_code(plan: LinePlan) -> str | None:
     return None
 
 
+def edited_opener_or_wrap(plan: LinePlan) -> str | None:
+    """A new block opener placed as an edit of the original opener it resembles (`for (int i = 0;
+    i < 2; i++) {` over `for (int i = 0, size = ...) {`), with a deeper marker after it (its body),
+    while the next region starts with the line that follows that block in the original, one level
+    deeper: read instead as a new block wrapping the old one (the marker standing for it,
+    re-indented) and that line, the snippet fits as well. Edited header, or wrap?"""
+    for i, r in enumerate(plan.regions[:-1]):
+        start, end, repl = plan.spans[i]
+        shown = [x for x in repl if not is_blank(x)]
+        if not r.marker_after or not shown or end - start < 1:
+            continue
+        new, old = shown[-1], plan.orig[end - 1]
+        if new.rstrip() == old.rstrip() or not opens_block(new, plan.lang) or not opens_block(old, plan.lang) or \
+                indent_of(new) != indent_of(old) or len(r.after_indent) <= len(indent_of(new)):
+            continue
+        after = _line_after_block(plan.orig, end - 1, plan.lang)
+        nxt = next((x for x in plan.regions[i + 1].lines if not is_blank(x)), None)
+        if after is None or nxt is None or is_trivial(nxt):
+            continue
+        if plan.orig[after].strip() == nxt.strip() and indent_of(plan.orig[after]) == indent_of(new) and \
+                len(indent_of(nxt)) > len(indent_of(new)):
+            return (f"region {i + 1}'s `{new.strip()[:40]}` edits `{old.strip()[:40]}`, or opens a new block around "
+                    f"it and `{nxt.strip()[:30]}` (line {after + 1}), which the next region shows one level deeper?")
+    return None
+
+
+def _line_after_block(orig: list[str], opener: int, lang: str | None) -> int | None:
+    """The first non-blank line after the block that orig[opener] opens (after its `}`)."""
+    depth = len(indent_of(orig[opener]))
+    rows = [j for j in range(opener + 1, len(orig)) if not is_blank(orig[j])]
+    for n, j in enumerate(rows):
+        if len(indent_of(orig[j])) <= depth:
+            if lang != "python" and orig[j].strip().startswith("}"):
+                return rows[n + 1] if n + 1 < len(rows) else None
+            return j
+    return None
+
+
 def quoted_marker_for_nothing(plan: LinePlan) -> str | None:
     """A marker that, as placed, stands for no original line (it ends the snippet after a region
     that reaches the file's end, starts it before one at the top, or sits between regions that
@@ -1072,6 +1130,7 @@ FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
     unmarked_head,
     unmarked_tail,
     marker_deeper_than_code,
+    edited_opener_or_wrap,
     quoted_marker_for_nothing,
     regions_shifted_apart,
     broken_indentation_seam,
@@ -1091,6 +1150,7 @@ class DefinitionMatch:
     matched: list[tuple[Definition, Definition | None]]
     duplicate: tuple[Definition, int] | None  # the first one naming several, and how many (matching stops there)
     u_lines: list[str]
+    orig: list[str]
 
 
 def defined_several_times(m: DefinitionMatch) -> str | None:
@@ -1118,10 +1178,27 @@ def definition_brace_off_indent(m: DefinitionMatch) -> str | None:
     return None
 
 
+def attributes_left_out_beside_shown(m: DefinitionMatch) -> str | None:
+    """A definition shown without the attributes (decorators) it has in the original, right after
+    its original neighbour, which the snippet shows with attributes of its own, as the original
+    has them back to back: the author writes attributes, and the lines between the two are all
+    shown, so were these deleted, or left out (a bare definition keeps what it leaves out)?"""
+    pairs = [(u, o) for u, o in m.matched if o is not None]
+    for (pu, po), (u, o) in zip(pairs, pairs[1:]):
+        if pu.attr_start == pu.node_start or u.attr_start != u.node_start or o.attr_start == o.node_start:
+            continue
+        if all(is_blank(x) for x in m.u_lines[pu.end + 1:u.start]) and \
+                all(is_blank(x) for x in m.orig[po.end + 1:o.start]):
+            return (f"`{u.name}` is shown right after `{pu.name}` without the attributes it has in the original "
+                    f"(`{m.orig[o.attr_start].strip()[:40]}`), while `{pu.name}` shows its own: deleted, or left out?")
+    return None
+
+
 TREE_CHECKS: tuple[Callable[[DefinitionMatch], str | None], ...] = (
     defined_several_times,
     definitions_reordered,
     definition_brace_off_indent,
+    attributes_left_out_beside_shown,
 )
 
 

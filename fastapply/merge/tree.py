@@ -42,7 +42,7 @@ def merge_marker_free(orig_lines: list[str], upd_lines: list[str], lang: str | N
 def _plan(u_defs: list[Definition], u_lines: list[str], pool: list[Definition], orig_lines: list[str],
           edits: list[tuple[int, int, list[str]]], problems: list[str]) -> bool:
     """Add edits for u_defs matched against pool; False (with problems) when placement is unsure."""
-    match = _match_definitions(u_defs, pool, u_lines)
+    match = _match_definitions(u_defs, pool, u_lines, orig_lines)
     if match.duplicate is None and not any(o for _, o in match.matched):
         return False  # nothing to anchor on: not a refusal of its own, the line fallback may place it
     refusal = first_refusal(TREE_CHECKS, match)
@@ -59,16 +59,17 @@ def _plan(u_defs: list[Definition], u_lines: list[str], pool: list[Definition], 
     return True
 
 
-def _match_definitions(u_defs: list[Definition], pool: list[Definition], u_lines: list[str]) -> DefinitionMatch:
+def _match_definitions(u_defs: list[Definition], pool: list[Definition], u_lines: list[str],
+                       orig_lines: list[str]) -> DefinitionMatch:
     """The original definition each snippet definition names (None: a new one), up to the first
     that names several."""
     matched: list[tuple[Definition, Definition | None]] = []
     for u in u_defs:
         cands = same_definitions(u, pool)
         if len(cands) > 1:
-            return DefinitionMatch(matched, (u, len(cands)), u_lines)
+            return DefinitionMatch(matched, (u, len(cands)), u_lines, orig_lines)
         matched.append((u, cands[0] if cands else None))
-    return DefinitionMatch(matched, None, u_lines)
+    return DefinitionMatch(matched, None, u_lines, orig_lines)
 
 
 def _replace(u: Definition, o: Definition, u_lines: list[str], orig_lines: list[str],

@@ -60,10 +60,12 @@ def _complete_in_region(rest: list[str], header: str, header_indent: str, marker
         # the old definition (then the snippet's brackets, not the definition, ended early).
         old = {x.strip() for x in old_def}
         return not any(x in old for x in after)
+    whole = code[:found[0].end + 1]
     if marker_indent and len(marker_indent) <= len(header_indent):
-        return True
+        # A marker at the header's depth follows: complete, if the region closes it (a body whose
+        # `}` the parser had to invent leaves the closer to the marker, as an unclosed `/**` can hide).
+        return not parse(lang, "\n".join(whole) + "\n").root_node.has_error
     if ends_file or (marker_indent == "" and header_indent == ""):
-        whole = code[:found[0].end + 1]
         if parse(lang, "\n".join(whole) + "\n").root_node.has_error:
             return False  # e.g. its closing bracket is not in the region
         body = {x.strip() for x in whole[1:] if not is_trivial(x)}

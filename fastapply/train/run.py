@@ -150,7 +150,8 @@ def _steps(s: Session, state, optimizer, scheduler, points: list[dict], meta: di
 
     cfg = s.cfg
     losses: list[float] = []
-    t0 = time.perf_counter()
+    # train_seconds counts across resumed runs: a curve's time axis is the whole run's
+    t0 = time.perf_counter() - (points[-1]["train_seconds"] if points else 0.0)
     with Progress(cfg.steps, state.step, enabled=cfg.progress) as bar:
         while state.step < cfg.steps:
             batch = [s.examples[i] for i in batch_at(len(s.examples), state.position, cfg.batch, cfg.seed)]
