@@ -476,7 +476,8 @@ def reindented_run_beside(fit: RegionFit) -> str | None:
     before = [x for x in before if not is_blank(x)][-RUN_BESIDE:]
     # The run may begin inside the span, on edge lines the region replaced with themselves
     # re-indented (paired by similarity): the rest of the run, beyond the span, stays.
-    moved = {x.strip() for x in shown if x.rstrip() not in {y.rstrip() for y in o[fit.start:fit.end]}}
+    in_span = {y.rstrip() for y in o[fit.start:fit.end]}
+    moved = {x.strip() for x in shown if x.rstrip() not in in_span}
     def reindented(rows: range) -> list[str]:
         got = [o[j] for j in rows if not is_blank(o[j])]
         return got if all(y.strip() in moved for y in got) else []
@@ -522,13 +523,6 @@ def _deletions_at_edges(a: list[str], b: list[str]) -> list[tuple[str, list[str]
             _, _, _, k1, k2 = edge[1]
             out.append((side, a[i1:i2], b[k1:k2]))
     return out
-
-
-def _without_blank_edge(run: list[str], at_end: bool) -> list[str]:
-    """`run` without the blank lines at its end (at_end) or start."""
-    while run and is_blank(run[-1 if at_end else 0]):
-        run = run[:-1] if at_end else run[1:]
-    return run
 
 
 def _anchor_span(fit: RegionFit) -> tuple[list[str], list[str]]:
@@ -603,7 +597,7 @@ def deletion_edge_repeats(fit: RegionFit) -> str | None:
         marker = fit.region.marker_before if side == "first" else fit.region.marker_after
         if sum(1 for x in run if not is_trivial(x)) > 1 and not (big and not marker):
             continue
-        run = _without_blank_edge(run, at_end=side == "first")
+        run = _trim(run)  # (its other end is an anchor, never blank)
         if not run:
             continue
         if side == "last":
