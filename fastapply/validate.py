@@ -7,14 +7,19 @@ Each check returns findings; severity "error" means the result must not be used.
 - marker_leak: an elision marker from the update ended up in the file.
 - compile (Python): the merged file does not compile although the original does (`compile`, which
   parses and never runs; tree-sitter accepts an empty `if` block that Python rejects).
+- dangling_attribute: an attribute line (`#[test]`, `@Override`) with nothing after it to apply to
+  (the file's end, or a block's closer), more of them than the original has (tree-sitter-rust
+  accepts `#[test]` at the end of a file).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from fastapply.languages import detect_language, error_count, parse, union
 from fastapply.markers import INLINE_MARKER, marker_flags
+from fastapply.merge.text import CLOSERS
 from fastapply.types import Finding
 
 _BODY_DEFS = union("body_defs")  # definitions whose body must not become empty (per language: languages.py)
@@ -98,9 +103,24 @@ def validate(original: str, update: str, merged: str, language: str | None) -> l
         severity = "error" if has_markers and ratio > LARGE_DELETION_ERROR_RATIO and shown_little else "warning"
         findings.append(Finding("large_deletion", f"{n_lost} of {n_before} non-blank original lines are gone "
                                                   f"({ratio:.0%})", severity))
+    dangling = _dangling_attributes(merged_lines)
+    if dangling and len(dangling) > len(_dangling_attributes(orig_lines)):
+        findings.append(Finding("dangling_attribute", f"`{dangling[-1][:60]}` would stand with nothing after it to "
+                                                      "apply to", "error"))
     if lang == "python":
         findings.extend(python_compiles(original, merged))
     return findings
+
+
+# a line that is one outer attribute, decorator or annotation (`#![...]` applies to what encloses it)
+_ATTRIBUTE_LINE = re.compile(r"(@[A-Za-z_][\w.]*(\(.*\))?|#\[.*\])")
+
+
+def _dangling_attributes(lines: list[str]) -> list[str]:
+    """Attribute lines followed by no item: by the end of the file or a block's closer."""
+    code = [x.strip() for x in lines if x.strip()]
+    return [x for i, x in enumerate(code) if _ATTRIBUTE_LINE.fullmatch(x) and
+            (i + 1 == len(code) or code[i + 1] in CLOSERS)]
 
 
 # -- exact syntax oracle (Python): the language's own compiler ------------------------------------------------

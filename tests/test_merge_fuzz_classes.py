@@ -1,7 +1,7 @@
-"""The second to eighth rounds of `evals.fuzz` classes (issue 15): small synthetic edits in the
+"""The second to ninth rounds of `evals.fuzz` classes (issue 15): small synthetic edits in the
 shapes that came back silently wrong from the merge. Each must now merge exactly or be refused;
 every one of them was returned wrong, with exit 0, before its checks (fastapply/merge/checks.py,
-anchor.py, unanchored.py, core.py, markers.py, tree.py, whole_defs.py)."""
+anchor.py, unanchored.py, core.py, markers.py, tree.py, whole_defs.py, edge_lines.py)."""
 
 from __future__ import annotations
 
@@ -222,6 +222,71 @@ CASES["wrap_half_paired_go"] = ("go",
 "package w\n\nfunc gen(dir, base string) error {\n\tfilename := filepath.Join(dir, base)\n\tf, err := os.Create(filename)\n\tif err != nil {\n\t\treturn err\n\t}\n\tdefer f.Close()\n\n\tif _, err := io.WriteString(f, header(filename)); err != nil {\n\t\treturn err\n\t}\n\tif err := render(f); err != nil {\n\t\treturn err\n\t}\n\treturn nil\n}\n",
 "// ... existing code ...\n\tfilename := filepath.Join(dir, base)\n\tif enabled {\n\t\tf, err := os.Create(filename)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tdefer f.Close()\n\t\t// ... existing code ...\n\t}\n\tif err := render(f); err != nil {\n\t\t// ... existing code ...\n",
 "package w\n\nfunc gen(dir, base string) error {\n\tfilename := filepath.Join(dir, base)\n\tif enabled {\n\t\tf, err := os.Create(filename)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tdefer f.Close()\n\n\t\tif _, err := io.WriteString(f, header(filename)); err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n\tif err := render(f); err != nil {\n\t\treturn err\n\t}\n\treturn nil\n}\n")
+# AN. (ninth round, seed 14) the file's first lines wrapped in a new block that ends with the original's blank line
+# after them, then the block's `}` and a marker: that blank line moved inside the block; kept outside too, the file
+# gained a blank line (Rust, JavaScript, TypeScript: Go and Java cannot wrap a file's head; Python has no `}`)
+CASES["head_wrap_blank_rust"] = ("rust",
+"use std::fmt;\nuse std::io;\n\npub struct A;\n\nimpl A {\n    pub fn new() -> A {\n        A\n    }\n}\n",
+"mod inner {\n    use std::fmt;\n    use std::io;\n\n}\n// ... existing code ...\n",
+"mod inner {\n    use std::fmt;\n    use std::io;\n\n}\npub struct A;\n\nimpl A {\n    pub fn new() -> A {\n        A\n    }\n}\n")
+CASES["head_wrap_blank_js"] = ("javascript",
+"const path = require('path');\nconst fs = require('fs');\n\nmodule.exports = function load(name) {\n  return fs.readFileSync(path.join(__dirname, name));\n};\n",
+"if (enabled) {\n  const path = require('path');\n  const fs = require('fs');\n\n}\n// ... existing code ...\n",
+"if (enabled) {\n  const path = require('path');\n  const fs = require('fs');\n\n}\nmodule.exports = function load(name) {\n  return fs.readFileSync(path.join(__dirname, name));\n};\n")
+CASES["head_wrap_blank_ts"] = ("typescript",
+"import { a } from './a'\nimport { b } from './b'\n\nexport const c = a + b\n",
+"namespace N {\n  import { a } from './a'\n  import { b } from './b'\n\n}\n// ... existing code ...\n",
+"namespace N {\n  import { a } from './a'\n  import { b } from './b'\n\n}\nexport const c = a + b\n")
+
+# AO. (ninth round, seeds 16 and 17) an attribute shown twice in a row, once more than the original has there:
+# the ends of two definitions' stacks with the code between deleted, read as a doubled attribute
+CASES["attr_doubled_rust"] = ("rust",
+"#[macro_export]\n#[doc(hidden)]\nmacro_rules! one {\n    () => {};\n}\n\n#[macro_export]\n#[doc(hidden)]\nmacro_rules! two {\n    () => {};\n}\n\n#[macro_export]\n#[doc(hidden)]\nmacro_rules! three {\n    () => {};\n}\n",
+"// ... existing code ...\n#[macro_export]\n#[doc(hidden)]\n#[doc(hidden)]\nmacro_rules! three {\n    // ... existing code ...\n",
+"#[macro_export]\n#[doc(hidden)]\nmacro_rules! one {\n    () => {};\n}\n\n#[macro_export]\n#[doc(hidden)]\nmacro_rules! three {\n    () => {};\n}\n")
+CASES["attr_doubled_java"] = ("java",
+"class A {\n  @Test\n  @Deprecated\n  public void a() {\n    run(1);\n  }\n\n  @Test\n  @Deprecated\n  public void b() {\n    run(2);\n  }\n\n  @Test\n  @Deprecated\n  public void c() {\n    run(3);\n  }\n}\n",
+"// ... existing code ...\n  @Test\n  @Deprecated\n  @Deprecated\n  public void c() {\n    // ... existing code ...\n",
+"class A {\n  @Test\n  @Deprecated\n  public void a() {\n    run(1);\n  }\n\n  @Test\n  @Deprecated\n  public void c() {\n    run(3);\n  }\n}\n")
+CASES["attr_doubled_py"] = ("python",
+"import pytest\n\n\n@pytest.mark.slow\n@pytest.mark.net\ndef test_a():\n    run(1)\n\n\n@pytest.mark.slow\n@pytest.mark.net\ndef test_b():\n    run(2)\n\n\n@pytest.mark.slow\n@pytest.mark.net\ndef test_c():\n    run(3)\n",
+"# ... existing code ...\n@pytest.mark.slow\n@pytest.mark.net\n@pytest.mark.net\ndef test_c():\n    # ... existing code ...\n",
+"import pytest\n\n\n@pytest.mark.slow\n@pytest.mark.net\ndef test_a():\n    run(1)\n\n\n@pytest.mark.slow\n@pytest.mark.net\ndef test_c():\n    run(3)\n")
+# AP. (seed 16) a wrap's last statement and its new `}` read onto an original `}` one level deeper, the statement
+# kept below too: `reindented_run_beside` takes one statement when the run ends the region at a common anchor
+# (refused in the end by the parse check of the wrap reading)
+CASES["wrap_tail_on_inner_closer_go"] = ("go",
+"package x\n\nfunc f(h *H) error {\n\tif h.Title == \"\" {\n\t\th.Title = \"x\"\n\t}\n\tif h.Date == nil {\n\t\tnow := time.Now()\n\t\tif e := os.Getenv(\"E\"); e != \"\" {\n\t\t\tnow = parse(e)\n\t\t}\n\t\th.Date = &now\n\t}\n\th.date = h.Date.Format(\"Jan\")\n\tif h.Source == \"\" {\n\t\th.Source = \"auto\"\n\t}\n\treturn nil\n}\n",
+"// ... existing code ...\n\t\th.Title = \"x\"\n\t}\n\tfor i := 0; i < 2; i++ {\n\t\tif h.Date == nil {\n\t\t\tnow := time.Now()\n\t\t\tif e := os.Getenv(\"E\"); e != \"\" {\n\t\t\t\tnow = parse(e)\n\t\t\t}\n\t\t\th.Date = &now\n\t\t}\n\t\t// ... existing code ...\n\t}\n\treturn nil\n}\n",
+"package x\n\nfunc f(h *H) error {\n\tif h.Title == \"\" {\n\t\th.Title = \"x\"\n\t}\n\tfor i := 0; i < 2; i++ {\n\t\tif h.Date == nil {\n\t\t\tnow := time.Now()\n\t\t\tif e := os.Getenv(\"E\"); e != \"\" {\n\t\t\t\tnow = parse(e)\n\t\t\t}\n\t\t\th.Date = &now\n\t\t}\n\t\th.date = h.Date.Format(\"Jan\")\n\t\tif h.Source == \"\" {\n\t\t\th.Source = \"auto\"\n\t\t}\n\t}\n\treturn nil\n}\n")
+CASES["wrap_tail_on_inner_closer_js"] = ("javascript",
+"function f(h) {\n  if (!h.title) {\n    h.title = 'x';\n  }\n  if (!h.date) {\n    let now = Date.now();\n    if (process.env.E) {\n      now = parse(process.env.E);\n    }\n    h.date = now;\n  }\n  h.text = format(h.date);\n  if (!h.source) {\n    h.source = 'auto';\n  }\n  return h;\n}\n",
+"// ... existing code ...\n    h.title = 'x';\n  }\n  for (let i = 0; i < 2; i++) {\n    if (!h.date) {\n      let now = Date.now();\n      if (process.env.E) {\n        now = parse(process.env.E);\n      }\n      h.date = now;\n    }\n    // ... existing code ...\n  }\n  return h;\n}\n",
+"function f(h) {\n  if (!h.title) {\n    h.title = 'x';\n  }\n  for (let i = 0; i < 2; i++) {\n    if (!h.date) {\n      let now = Date.now();\n      if (process.env.E) {\n        now = parse(process.env.E);\n      }\n      h.date = now;\n    }\n    h.text = format(h.date);\n    if (!h.source) {\n      h.source = 'auto';\n    }\n  }\n  return h;\n}\n")
+CASES["wrap_tail_on_inner_closer_java"] = ("java",
+"class A {\n  int f(H h) {\n    if (h.title == null) {\n      h.title = \"x\";\n    }\n    if (h.date == null) {\n      long now = clock();\n      if (env != null) {\n        now = parse(env);\n      }\n      h.date = now;\n    }\n    h.text = format(h.date);\n    if (h.source == null) {\n      h.source = \"auto\";\n    }\n    return 0;\n  }\n}\n",
+"// ... existing code ...\n      h.title = \"x\";\n    }\n    for (int i = 0; i < 2; i++) {\n      if (h.date == null) {\n        long now = clock();\n        if (env != null) {\n          now = parse(env);\n        }\n        h.date = now;\n      }\n      // ... existing code ...\n    }\n    return 0;\n  }\n}\n",
+"class A {\n  int f(H h) {\n    if (h.title == null) {\n      h.title = \"x\";\n    }\n    for (int i = 0; i < 2; i++) {\n      if (h.date == null) {\n        long now = clock();\n        if (env != null) {\n          now = parse(env);\n        }\n        h.date = now;\n      }\n      h.text = format(h.date);\n      if (h.source == null) {\n        h.source = \"auto\";\n      }\n    }\n    return 0;\n  }\n}\n")
+# AQ. (seed 17) no marker after the last region, which fits an earlier copy as well as the file's end: only the
+# missing marker chose the end
+CASES["edge_tie_py"] = ("python",
+"def a(client):\n    with client.stream() as s:\n        response = s.get(\"/\")\n\n        assert response.status_code == 200\n        assert response.reason_phrase == \"OK\"\n        assert response.encoding == \"utf-8\"\n        assert response.text == \"a\"\n\n\ndef b(client):\n    with client.stream() as s:\n        response = s.get(\"/\")\n\n        assert response.status_code == 200\n        assert response.reason_phrase == \"OK\"\n        assert response.encoding == \"utf-8\"\n        assert response.text == \"a\"\n",
+"# ... existing code ...\n    with client.stream() as s:\n        response = s.get(\"/\")\n\n        assert response.reason_phrase == \"OK\"\n        assert response.status_code == 200\n        assert response.encoding == \"utf-8\"\n        assert response.text == \"a\"\n",
+"def a(client):\n    with client.stream() as s:\n        response = s.get(\"/\")\n\n        assert response.reason_phrase == \"OK\"\n        assert response.status_code == 200\n        assert response.encoding == \"utf-8\"\n        assert response.text == \"a\"\n\n\ndef b(client):\n    with client.stream() as s:\n        response = s.get(\"/\")\n\n        assert response.status_code == 200\n        assert response.reason_phrase == \"OK\"\n        assert response.encoding == \"utf-8\"\n        assert response.text == \"a\"\n")
+CASES["edge_tie_js"] = ("javascript",
+"it('a', function () {\n  const client = make();\n  const res = client.get('/');\n  assert.equal(res.status, 200);\n  assert.equal(res.text, 'a');\n  assert.ok(res.done);\n  assert.ok(res.closed);\n});\n\nit('b', function () {\n  const client = make();\n  const res = client.get('/');\n  assert.equal(res.status, 200);\n  assert.equal(res.text, 'a');\n  assert.ok(res.done);\n  assert.ok(res.closed);\n});\n",
+"// ... existing code ...\n  const client = make();\n  const res = client.get('/');\n  assert.equal(res.text, 'a');\n  assert.equal(res.status, 200);\n  assert.ok(res.done);\n  assert.ok(res.closed);\n});\n",
+"it('a', function () {\n  const client = make();\n  const res = client.get('/');\n  assert.equal(res.text, 'a');\n  assert.equal(res.status, 200);\n  assert.ok(res.done);\n  assert.ok(res.closed);\n});\n\nit('b', function () {\n  const client = make();\n  const res = client.get('/');\n  assert.equal(res.status, 200);\n  assert.equal(res.text, 'a');\n  assert.ok(res.done);\n  assert.ok(res.closed);\n});\n")
+CASES["edge_tie_go"] = ("go",
+"package x\n\nfunc TestA(t *testing.T) {\n\tc := client()\n\tres := c.get(\"/\")\n\tcheck(t, res.Status, 200)\n\tcheck(t, res.Text, \"a\")\n\tcheck(t, res.Done, true)\n\tcheck(t, res.Closed, true)\n}\n\nfunc TestB(t *testing.T) {\n\tc := client()\n\tres := c.get(\"/\")\n\tcheck(t, res.Status, 200)\n\tcheck(t, res.Text, \"a\")\n\tcheck(t, res.Done, true)\n\tcheck(t, res.Closed, true)\n}\n",
+"// ... existing code ...\n\tc := client()\n\tres := c.get(\"/\")\n\tcheck(t, res.Text, \"a\")\n\tcheck(t, res.Status, 200)\n\tcheck(t, res.Done, true)\n\tcheck(t, res.Closed, true)\n}\n",
+"package x\n\nfunc TestA(t *testing.T) {\n\tc := client()\n\tres := c.get(\"/\")\n\tcheck(t, res.Text, \"a\")\n\tcheck(t, res.Status, 200)\n\tcheck(t, res.Done, true)\n\tcheck(t, res.Closed, true)\n}\n\nfunc TestB(t *testing.T) {\n\tc := client()\n\tres := c.get(\"/\")\n\tcheck(t, res.Status, 200)\n\tcheck(t, res.Text, \"a\")\n\tcheck(t, res.Done, true)\n\tcheck(t, res.Closed, true)\n}\n")
+# AR. (seed 19) a region at the file's end whose last new line is an attribute with no item after it
+# (tree-sitter-rust takes it; Java, TypeScript and Python shapes are refused by the parse check already)
+CASES["dangling_attr_rust"] = ("rust",
+"fn helper() -> u32 {\n    1\n}\n\n#[test]\nfn b() {\n    assert_eq!(helper(), 1);\n}\n",
+"// ... existing code ...\n    assert_eq!(helper(), 1);\n}\n\n#[test]\n",
+"fn helper() -> u32 {\n    1\n}\n\n#[test]\nfn b() {\n    assert_eq!(helper(), 1);\n}\n")
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_exact_or_refused(name):
@@ -233,6 +298,13 @@ def test_exact_or_refused(name):
 
 # the named check behind each refusal, where one check is the reason
 REASONS = {
+    "dangling_attr_rust": "with nothing after it to apply to",
+    "attr_doubled_rust": "shows `#[doc(hidden)]` twice in a row",
+    "attr_doubled_java": "shows `@Deprecated` twice in a row",
+    "attr_doubled_py": "shows `@pytest.mark.net` twice in a row",
+    "edge_tie_py": "where only the missing marker puts it",
+    "edge_tie_js": "where only the missing marker puts it",
+    "edge_tie_go": "where only the missing marker puts it",
     "common_anchor_copies_py": "would delete the header `def b",
     "cut_off_java": "opens more `{` than it closes",
     "override_added_java": "an attribute that may as well be a new one",
@@ -394,3 +466,32 @@ def test_a_wrap_read_whole_still_merges_where_its_edge_was_paired_by_similarity(
     lang, orig, update, expected = WRAP_HALF_PAIRED_PY
     res = structural_merge(orig, update, lang)
     assert res.ok and res.text == expected, res.reasons
+
+
+@pytest.mark.parametrize("name", ["head_wrap_blank_rust", "head_wrap_blank_js", "head_wrap_blank_ts"])
+def test_a_blank_line_before_a_new_closer_is_the_wrapped_code_s_own(name):
+    # case AN merges, not only refuses: the blank line paired with the original's, right before the new
+    # block's `}`, replaces it
+    lang, orig, update, expected = CASES[name]
+    assert structural_merge(orig, update, lang).text == expected
+
+
+def test_new_lines_after_a_repeated_last_line_still_append_at_the_end():
+    # AQ's check counts a tie only when the region's last line is original code: a region that adds new
+    # lines after a repeated last line, with no marker after it, is an append at the file's end
+    orig = ("def test_a(x):\n    x.run()\n    assert x.done == 1\n\n\n"
+            "def test_b(x):\n    x.stop()\n    assert x.done == 1\n")
+    update = "# ... existing code ...\n    assert x.done == 1\n\n\ndef test_c(x):\n    assert x.ready\n"
+    assert structural_merge(orig, update, "python").text == orig + "\n\ndef test_c(x):\n    assert x.ready\n"
+
+
+def test_a_doubled_attribute_after_unique_lines_is_merged_as_shown():
+    # AO's check refuses only where the lines up to the first copy (from the second) also stand before
+    # (after) the region's place, so that a deletion between two stacks would place them too
+    orig = ("class A {\n  public boolean isString() {\n    return value instanceof String;\n  }\n\n"
+            "  @Override\n  public String getAsString() {\n    return \"s\";\n  }\n\n"
+            "  @Override\n  public int hashCode() {\n    return 1;\n  }\n}\n")
+    update = ("// ... existing code ...\n    return value instanceof String;\n  }\n\n  @Override\n  @Override\n"
+              "  public String getAsString() {\n    // ... existing code ...\n")
+    expected = orig.replace("  @Override\n  public String", "  @Override\n  @Override\n  public String")
+    assert structural_merge(orig, update, "java").text == expected

@@ -69,3 +69,17 @@ def test_large_deletion():
 
 def test_unknown_language_skips_parse_checks():
     assert not kinds(validate("a\nb\n", "a\nc\n", "a\nc\n", "markdown"))
+
+
+def test_an_attribute_left_with_nothing_to_apply_to_is_reported():
+    # tree-sitter-rust takes `#[test]` at the end of a file without an error node (issue 15, seed 19)
+    orig = "fn a() {}\n\n#[test]\nfn t() {}\n"
+    assert "parse" not in kinds(validate(orig, "x", orig + "\n#[test]\n", "rust"))
+    assert "dangling_attribute" in kinds(validate(orig, "x", orig + "\n#[test]\n", "rust"))
+    java = "class A {\n  int x;\n}\n"
+    assert "dangling_attribute" in kinds(validate(java, "x", "class A {\n  int x;\n  @Override\n}\n", "java"))
+    # an attribute on an item, an inner attribute, and one the original already leaves dangling are fine
+    assert "dangling_attribute" not in kinds(validate(orig, "x", orig.replace("fn a", "#[inline]\nfn a"), "rust"))
+    assert "dangling_attribute" not in kinds(validate(orig, "x", "#![allow(dead_code)]\n" + orig, "rust"))
+    tail = orig + "#[cfg(test)]\n"
+    assert "dangling_attribute" not in kinds(validate(tail, "x", tail.replace("fn a", "fn b"), "rust"))

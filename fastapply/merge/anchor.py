@@ -48,6 +48,8 @@ class Region:
     candidates: list[Candidate] = field(default_factory=list)
     best_context: int = 0  # most context any placement keeps (see order_regions' caller)
     contested: bool = False  # a cheaper placement exists that rests only on common lines
+    edge_ties: list[tuple[int, int]] = field(default_factory=list)  # equal placements that claiming the file's
+    # edge set aside: (first, last original line)
 
 
 class OriginalIndex:
@@ -143,7 +145,9 @@ def place_region(region: Region, idx: OriginalIndex, edge: str | None = None) ->
                 found = wide
                 break
     if edge is not None and found:
-        found = _reaching_edge(lines, idx, choices, found, edge)
+        narrowed = _reaching_edge(lines, idx, choices, found, edge)
+        region.edge_ties = _edge_ties(found, narrowed, edge, idx)
+        found = narrowed
     region.best_context = max((c.context for c in found), default=0)
     if not found:
         return []
@@ -200,6 +204,27 @@ def _reaching_edge(lines: list[str], idx: OriginalIndex, choices: list[tuple[int
         if inner and (bar is None or min(c.cost for c in inner) < bar):
             return inner
     return found
+
+
+def _edge_ties(found: list[Candidate], narrowed: list[Candidate], edge: str,
+               idx: OriginalIndex) -> list[tuple[int, int]]:
+    """The placements that do not reach the edge, as cheap as every one that does, when the region's
+    code at the edge is original code (its edge line anchored, its last (first) line that is not a
+    closer standing in its span): the edge alone chose between copies of the region. (New lines at
+    the edge, as in an append after the file's last lines, are what claiming the edge is for.)"""
+    def original_edge(c: Candidate) -> bool:
+        code = [x.rstrip() for x in c.lines if not is_trivial(x)]
+        if not code or (c.last != len(c.lines) - 1 if edge == "end" else c.first != 0):
+            return False
+        return (code[-1] if edge == "end" else code[0]) in {y.rstrip() for y in idx.lines[c.start:c.end + 1]}
+
+    reach = [c for c in narrowed if not c.estimated and original_edge(c)]
+    if not reach:
+        return []
+    cost = min(c.cost for c in reach)
+    kept = {(c.start, c.end) for c in narrowed}
+    return [(c.start, c.end) for c in found if (c.start, c.end) not in kept and c.solid and not c.estimated and
+            c.cost <= cost]
 
 
 def _place(lines: list[str], a: int, b: int, idx: OriginalIndex) -> list[Candidate]:

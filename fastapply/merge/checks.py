@@ -30,8 +30,7 @@ from fastapply.merge.diff import edit_distance
 from fastapply.merge.defs import Definition, brace_off_indent, cut_inside_prefix, parse_definitions
 from fastapply.merge.seams import broken_seam, opens_block, seam_pairs
 from fastapply.merge.splice import apply_edits
-from fastapply.merge.text import code_of, dedent, indent_of, is_blank, is_trivial, line_key, reindent, similar
-from fastapply.merge.unanchored import CLOSERS
+from fastapply.merge.text import CLOSERS, code_of, dedent, indent_of, is_blank, is_trivial, line_key, reindent, similar
 from fastapply.merge.whole_defs import header_counts, original_definitions
 from fastapply.merge.wrap import marker_wrap, shown_wrap
 
@@ -464,7 +463,9 @@ def reindented_run_beside(fit: RegionFit) -> str | None:
     new lines before an original `}` that only looks like the block's closer; imports wrapped in a
     new `try {` whose last one alone was paired with its original; a wrap whose first re-indented
     lines were paired, by similarity, with themselves at the old depth, the rest of the run kept).
-    Two non-trivial lines at least (one may repeat by chance)."""
+    Two non-trivial lines at least (one may repeat by chance), or one when the run ends the region at
+    an anchor that is a common line (`}`), which places nothing by itself (a wrap's last statement and
+    its new `}` read onto an original `}` one level deeper, the statement kept below too)."""
     o, c = fit.orig, fit.c
     shown = [x for x in c.lines if not is_blank(x)]
     keys = [x.strip() for x in shown]
@@ -482,10 +483,12 @@ def reindented_run_beside(fit: RegionFit) -> str | None:
         got = [o[j] for j in rows if not is_blank(o[j])]
         return got if all(y.strip() in moved for y in got) else []
     ins_after, ins_before = reindented(range(c.end + 1, fit.end)), reindented(range(fit.start, c.start))
+    weak = {"after": c.last == len(c.lines) - 1 and is_trivial(c.lines[c.last]),
+            "before": c.first == 0 and is_trivial(c.lines[0])}
     for side, inside, theirs in (("after", ins_after, ins_after + after), ("before", ins_before, before + ins_before)):
         for n in range(min(len(shown), len(theirs), RUN_BESIDE), max(1, len(inside)), -1):
             kept = theirs[:n] if side == "after" else theirs[-n:]
-            if sum(1 for y in kept if not is_trivial(y)) < 2:
+            if sum(1 for y in kept if not is_trivial(y)) < (1 if weak[side] else 2):
                 continue
             want = [y.strip() for y in kept]
             # at the region's edge on that side, or among its new edge lines there (beyond its
@@ -571,6 +574,30 @@ def new_attribute_read_as_anchor(fit: RegionFit) -> str | None:
         return (f"region {fit.i + 1} starts on `{c.lines[c.first].strip()[:40]}`, an attribute that may as well be a "
                 f"new one, and adds `{o[j].strip()[:40]}`, which stands right above it (line {j + 1}) and stays: "
                 "which attribute is new?")
+    return None
+
+
+def attribute_doubled(fit: RegionFit) -> str | None:
+    """The region shows an attribute twice in a row (`#[doc(hidden)]` / `#[doc(hidden)]`) while its
+    span holds it fewer times, and its lines up to the first (from the second) stand, as a run,
+    before (after) its place too: a doubled attribute, or the ends of two stacks (one definition's,
+    the next one's) with the lines between deleted? Which copies are meant is not shown. (Where
+    the lines up to the first are unique, only the doubled reading places them.)"""
+    lines, o = fit.c.lines, fit.orig
+    keys = [x.rstrip() for x in o]
+    have = Counter(keys[fit.start:fit.end])
+    want = Counter(x.rstrip() for x in lines)
+    for p in range(len(lines) - 1):
+        k = lines[p].rstrip()
+        if k != lines[p + 1].rstrip() or not k.strip().startswith(ATTRIBUTE_STARTS) or want[k] <= have[k]:
+            continue
+        head = _trim([x.rstrip() for x in lines[:p + 1]])
+        tail = _trim([x.rstrip() for x in lines[p + 1:]])
+        if _occurrences(keys[max(fit.prev_end, 0):fit.start], head) or \
+                _occurrences(keys[fit.end:fit.next_start], tail):
+            return (f"region {fit.i + 1} shows `{k.strip()[:40]}` twice in a row, once more than the original "
+                    "has there: a doubled attribute, or two definitions' attributes with the code between "
+                    "them deleted?")
     return None
 
 
@@ -800,6 +827,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     deletion_edge_repeats,
     deletion_after_attribute,
     new_attribute_read_as_anchor,
+    attribute_doubled,
     common_edge_moved_by_reindent,
     only_blank_lines_added,
     implied_deletion_too_large,
@@ -1118,11 +1146,28 @@ def _occurrences(lines: list[str], block: list[str]) -> int:
     return found
 
 
+def unmarked_edge_tie(plan: LinePlan) -> str | None:
+    """A first (last) region with no marker before (after) it fits as well elsewhere as at the file's
+    top (end): only the missing marker chose the edge, and a missing edge marker is itself no
+    statement (see unmarked_head: writers leave them out), so it cannot pick between two copies."""
+    spans = plan.spans
+    for i, r in enumerate(plan.regions):
+        lo = spans[i - 1][1] if i > 0 else 0
+        hi = spans[i + 1][0] if i + 1 < len(spans) else len(plan.orig)
+        tie = next((s for s, e in r.edge_ties if lo <= s and e < hi), None)  # in order with the other regions
+        if tie is not None:
+            edge = "end" if i == len(spans) - 1 and not r.marker_after else "top"  # (as lineplace claims it)
+            return (f"region {i + 1} fits at line {tie + 1} as well as at the {edge} of the file, where only the "
+                    "missing marker puts it: which copy does it edit?")
+    return None
+
+
 FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
     changes_nothing,
     defined_twice,
     unmarked_head,
     unmarked_tail,
+    unmarked_edge_tie,
     marker_deeper_than_code,
     edited_opener_or_wrap,
     quoted_marker_for_nothing,

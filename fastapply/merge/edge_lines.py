@@ -6,7 +6,7 @@ New lines at a region's edge either are inserted next to the anchor or replace o
 
 from __future__ import annotations
 
-from fastapply.merge.text import is_blank, is_trivial, same_subject, similar
+from fastapply.merge.text import CLOSERS, is_blank, is_trivial, same_subject, similar
 
 
 def _matches(x: str, o: str) -> str | None:
@@ -29,6 +29,7 @@ def _consume(new: list[str], orig: list[str], begin: int, stop: int, step: int) 
     j = begin - 1 if step < 0 else begin
     k = 0  # position in `order`
     kept_j, fuzzy, kept_fuzzy = j, 0, 0
+    kept_k = -1  # position in `order` of the last real pairing
     adjacent = True  # still in the run of blank pairings right at the anchor
     while k < len(order) and (j >= stop if step < 0 else j < stop):
         found = None
@@ -49,10 +50,12 @@ def _consume(new: list[str], orig: list[str], begin: int, stop: int, step: int) 
         if kind == "strong":
             if new[order[kk]].rstrip() != orig[j].rstrip():
                 fuzzy += 1
-            kept_j, kept_fuzzy = j + step, fuzzy
+            kept_j, kept_fuzzy, kept_k = j + step, fuzzy, kk
         k = kk + 1
         j += step
     boundary = kept_j + 1 if step < 0 else kept_j
+    if step > 0 and kept_k >= 0:
+        boundary += _blank_before_new_closer([new[i] for i in order[kept_k + 1:]], orig, boundary, stop)
     # blank lines at the far end of the snippet's edge (right after/before a marker) stand for the
     # original's blank lines there, not for new ones
     far = 0
@@ -66,6 +69,23 @@ def _consume(new: list[str], orig: list[str], begin: int, stop: int, step: int) 
             boundary += step
             far -= 1
     return boundary, kept_fuzzy
+
+
+def _blank_before_new_closer(rest: list[str], orig: list[str], at: int, stop: int) -> int:
+    """How many of the original's blank lines at `at` (right after the edge's last real pairing) the
+    snippet's `rest` (its edge lines after that pairing) moves inside a block it closes: `rest` is
+    blank lines, then only closers the original does not have there (`}` of a new block wrapped round
+    the paired lines). The blank line is then the wrapped code's own, not a new one beside it."""
+    n = 0
+    while n < len(rest) and is_blank(rest[n]):
+        n += 1
+    closers = rest[n:]
+    if not n or not closers or any(x.strip() not in CLOSERS for x in closers) or at + n > stop or \
+            any(not is_blank(x) for x in orig[at:at + n]):
+        return 0
+    if at + n < stop and orig[at + n].strip() == closers[0].strip():
+        return 0  # the original's own closer follows: nothing new closes here
+    return n
 
 
 def _contiguous(new: list[str], orig: list[str], begin: int, stop: int, step: int) -> tuple[int, int]:

@@ -20,8 +20,8 @@ from fastapply.merge.result import (
     Placement,
 )
 from fastapply.merge.splice import apply_edits
-from fastapply.merge.text import indent_of, is_blank
-from fastapply.merge.unanchored import CLOSERS, bracket_delta, place_unanchored
+from fastapply.merge.text import CLOSERS, indent_of, is_blank
+from fastapply.merge.unanchored import bracket_delta, place_unanchored
 from fastapply.merge.wrap import Wrap, apply_wraps, wrap_reading
 from fastapply.merge.whole_defs import extend_to_whole_definition, original_definitions
 

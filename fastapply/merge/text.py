@@ -90,6 +90,10 @@ TRIVIAL = frozenset({"}", "};", "},", ")", ");", "),", "]", "];", "],", "})", "}
                      "return None", "return result", "return self", "if err != nil {"})
 
 
+# lines that only close a block: a region's edge may end with one it adds (the `}` of a new block)
+CLOSERS = frozenset({"}", "};", "},", ")", ");", "]", "];", "})", "});", "end"})
+
+
 def is_trivial(line: str) -> bool:
     """A line too common to anchor anything on its own."""
     s = line.strip()

@@ -4,10 +4,7 @@ file, or one edited line."""
 from __future__ import annotations
 
 from fastapply.merge.edge_lines import consume_back, consume_forward
-from fastapply.merge.text import indent_of, is_blank, is_trivial, same_subject
-
-CLOSERS = frozenset({"}", "};", "},", ")", ");", "]", "];", "})", "});", "end"})
-
+from fastapply.merge.text import CLOSERS, indent_of, is_blank, is_trivial, same_subject
 
 def bracket_delta(line: str) -> int:
     return sum(line.count(c) for c in "{([") - sum(line.count(c) for c in "})]")

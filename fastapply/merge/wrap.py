@@ -20,8 +20,7 @@ from dataclasses import dataclass, replace
 
 from fastapply.merge.anchor import Region
 from fastapply.merge.seams import opens_block
-from fastapply.merge.text import indent_of, is_blank
-from fastapply.merge.unanchored import CLOSERS
+from fastapply.merge.text import CLOSERS, indent_of, is_blank
 
 
 @dataclass(frozen=True)
