@@ -238,7 +238,8 @@ CASES["head_wrap_blank_ts"] = ("typescript",
 "namespace N {\n  import { a } from './a'\n  import { b } from './b'\n\n}\n// ... existing code ...\n",
 "namespace N {\n  import { a } from './a'\n  import { b } from './b'\n\n}\nexport const c = a + b\n")
 
-# AO. (ninth round, seeds 16 and 17) an attribute shown twice in a row, once more than the original has there:
+# AO. (ninth round, seeds 16 and 17; seed 21 in test_fuzz_regressions.py: a blank line between) an attribute shown
+# twice in a row, once more than the original has there:
 # the ends of two definitions' stacks with the code between deleted, read as a doubled attribute
 CASES["attr_doubled_rust"] = ("rust",
 "#[macro_export]\n#[doc(hidden)]\nmacro_rules! one {\n    () => {};\n}\n\n#[macro_export]\n#[doc(hidden)]\nmacro_rules! two {\n    () => {};\n}\n\n#[macro_export]\n#[doc(hidden)]\nmacro_rules! three {\n    () => {};\n}\n",

@@ -578,21 +578,22 @@ def new_attribute_read_as_anchor(fit: RegionFit) -> str | None:
 
 
 def attribute_doubled(fit: RegionFit) -> str | None:
-    """The region shows an attribute twice in a row (`#[doc(hidden)]` / `#[doc(hidden)]`) while its
-    span holds it fewer times, and its lines up to the first (from the second) stand, as a run,
-    before (after) its place too: a doubled attribute, or the ends of two stacks (one definition's,
+    """The region shows an attribute twice in a row (`#[doc(hidden)]` / `#[doc(hidden)]`, blank lines
+    between or not) while its span holds it fewer times, and its lines up to the first (from the
+    second) stand, as a run, before (after) its place too: a doubled attribute, or the ends of two stacks (one definition's,
     the next one's) with the lines between deleted? Which copies are meant is not shown. (Where
     the lines up to the first are unique, only the doubled reading places them.)"""
     lines, o = fit.c.lines, fit.orig
     keys = [x.rstrip() for x in o]
     have = Counter(keys[fit.start:fit.end])
     want = Counter(x.rstrip() for x in lines)
-    for p in range(len(lines) - 1):
+    code = [p for p, x in enumerate(lines) if not is_blank(x)]  # (a blank line between them changes nothing)
+    for p, q in zip(code, code[1:]):
         k = lines[p].rstrip()
-        if k != lines[p + 1].rstrip() or not k.strip().startswith(ATTRIBUTE_STARTS) or want[k] <= have[k]:
+        if k != lines[q].rstrip() or not k.strip().startswith(ATTRIBUTE_STARTS) or want[k] <= have[k]:
             continue
         head = _trim([x.rstrip() for x in lines[:p + 1]])
-        tail = _trim([x.rstrip() for x in lines[p + 1:]])
+        tail = _trim([x.rstrip() for x in lines[q:]])
         if _occurrences(keys[max(fit.prev_end, 0):fit.start], head) or \
                 _occurrences(keys[fit.end:fit.next_start], tail):
             return (f"region {fit.i + 1} shows `{k.strip()[:40]}` twice in a row, once more than the original "
