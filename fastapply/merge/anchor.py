@@ -48,8 +48,8 @@ class Region:
     candidates: list[Candidate] = field(default_factory=list)
     best_context: int = 0  # most context any placement keeps (see order_regions' caller)
     contested: bool = False  # a cheaper placement exists that rests only on common lines
-    edge_ties: list[tuple[int, int]] = field(default_factory=list)  # equal placements that claiming the file's
-    # edge set aside: (first, last original line)
+    # placements as cheap as the one that claims the file's edge, set aside by that claim: (first, last line)
+    edge_ties: list[tuple[int, int]] = field(default_factory=list)
 
 
 class OriginalIndex:

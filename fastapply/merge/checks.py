@@ -580,9 +580,9 @@ def new_attribute_read_as_anchor(fit: RegionFit) -> str | None:
 def attribute_doubled(fit: RegionFit) -> str | None:
     """The region shows an attribute twice in a row (`#[doc(hidden)]` / `#[doc(hidden)]`, blank lines
     between or not) while its span holds it fewer times, and its lines up to the first (from the
-    second) stand, as a run, before (after) its place too: a doubled attribute, or the ends of two stacks (one definition's,
-    the next one's) with the lines between deleted? Which copies are meant is not shown. (Where
-    the lines up to the first are unique, only the doubled reading places them.)"""
+    second) stand, as a run, before (after) its place too: a doubled attribute, or the ends of two
+    stacks (one definition's, the next one's) with the lines between deleted? Which copies are meant
+    is not shown. (Where the lines up to the first are unique, only the doubled reading places them.)"""
     lines, o = fit.c.lines, fit.orig
     keys = [x.rstrip() for x in o]
     have = Counter(keys[fit.start:fit.end])
