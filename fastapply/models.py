@@ -96,7 +96,13 @@ class ModelSpec:
         """The prompt's token ids as every engine feeds them to the model, and training too."""
         text = self.render(tokenizer, original, update, instruction)
         # A chat template writes its own BOS; a completion prompt needs the tokenizer's.
-        return tokenizer(text, add_special_tokens=self.format != "chat")["input_ids"]
+        ids = tokenizer(text, add_special_tokens=self.format != "chat")["input_ids"]
+        bos = getattr(tokenizer, "bos_token_id", None)
+        if self.format != "chat" and bos is not None and ids[:1] != [bos]:
+            # A tokenizer converted from GGUF on a fresh install (2026-12-05) had a post-processor
+            # without the BOS that Gemma's metadata asks for: Gemma without it copies nothing.
+            ids = [bos] + ids
+        return ids
 
     def render(self, tokenizer, original: str, update: str, instruction: str | None) -> str:
         user = self.render_user(original, update, instruction)

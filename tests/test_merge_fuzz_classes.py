@@ -1,4 +1,4 @@
-"""The second to ninth rounds of `evals.fuzz` classes (issue 15): small synthetic edits in the
+"""The second to tenth rounds of `evals.fuzz` classes (issue 15): small synthetic edits in the
 shapes that came back silently wrong from the merge. Each must now merge exactly or be refused;
 every one of them was returned wrong, with exit 0, before its checks (fastapply/merge/checks.py,
 anchor.py, unanchored.py, core.py, markers.py, tree.py, whole_defs.py, edge_lines.py)."""
@@ -288,6 +288,66 @@ CASES["dangling_attr_rust"] = ("rust",
 "fn helper() -> u32 {\n    1\n}\n\n#[test]\nfn b() {\n    assert_eq!(helper(), 1);\n}\n",
 "// ... existing code ...\n    assert_eq!(helper(), 1);\n}\n\n#[test]\n",
 "fn helper() -> u32 {\n    1\n}\n\n#[test]\nfn b() {\n    assert_eq!(helper(), 1);\n}\n")
+# AS. (tenth round, seed 21) a new block shown whole around top-level code, whose last lines stand by chance at the
+# new depth elsewhere (a callback's body): read as new lines anchored there, the wrapped code kept twice; refused
+# by `wrapped_run_kept_elsewhere`, then the wrap reading places it (Python: the compile check; Go, Rust: other checks)
+CASES["wrap_on_chance_copy_js"] = ("javascript",
+"const base = 1;\n\nstartServer(base);\nretryFailedJobs(3);\nreportStatus('boot');\n\ndescribe('g', () => {\n  prepare();\n  retryFailedJobs(3);\n  reportStatus('boot');\n});\n",
+"// ... existing code ...\ntry {\n  startServer(base);\n  retryFailedJobs(3);\n  reportStatus('boot');\n} catch (e) {\n  throw e;\n}\n// ... existing code ...\n",
+"const base = 1;\n\ntry {\n  startServer(base);\n  retryFailedJobs(3);\n  reportStatus('boot');\n} catch (e) {\n  throw e;\n}\n\ndescribe('g', () => {\n  prepare();\n  retryFailedJobs(3);\n  reportStatus('boot');\n});\n")
+CASES["wrap_on_chance_copy_ts"] = ("typescript",
+"const base: number = 1\n\nstartServer(base)\nretryFailedJobs(3)\nreportStatus('boot')\n\ndescribe('g', () => {\n  prepare()\n  retryFailedJobs(3)\n  reportStatus('boot')\n})\n",
+"// ... existing code ...\ntry {\n  startServer(base)\n  retryFailedJobs(3)\n  reportStatus('boot')\n} catch (e) {\n  throw e\n}\n// ... existing code ...\n",
+"const base: number = 1\n\ntry {\n  startServer(base)\n  retryFailedJobs(3)\n  reportStatus('boot')\n} catch (e) {\n  throw e\n}\n\ndescribe('g', () => {\n  prepare()\n  retryFailedJobs(3)\n  reportStatus('boot')\n})\n")
+# AT. (seed 22) the same line twice in a row at the file's end, with no marker after it (the ends of two tests,
+# or of a test's two blocks, with the code between deleted), read as a doubled line appended after the last copy:
+# `line_doubled` (was attribute_doubled) takes any line that is not a common one (JavaScript and Go shapes were
+# refused already: a repeated-lines or a context check)
+CASES["line_doubled_at_end_py"] = ("python",
+'def test_a():\n    body = b"a"\n    response = make(body, "gzip")\n    assert response.content == body\n\n    response = make(body, "br")\n    assert response.content == body\n\n\ndef test_b():\n    body = b"b"\n    response = make(body, "zstd")\n    assert response.content == body\n',
+'# ... existing code ...\n    assert response.content == body\n\n    assert response.content == body\n',
+'def test_a():\n    body = b"a"\n    response = make(body, "gzip")\n    assert response.content == body\n\n    assert response.content == body\n\n\ndef test_b():\n    body = b"b"\n    response = make(body, "zstd")\n    assert response.content == body\n')
+# AU. (seed 22) code appended after the last line of a file that ends in a blank line, the appended block's `}`
+# (its header copies an existing one, so the `}` is not read as closing new code) paired with the file's last
+# `}`: the lines between were inserted before it and the original's trailing blank line kept after them, one
+# blank line gained. anchor._reaching_edge now takes an inner edge anchor that reaches the end more cheaply
+CASES["append_after_trailing_blank_js"] = ("javascript",
+'function helper(a) {\n  return a + 1;\n}\n\nfunction last(b) {\n  return helper(b) * 2;\n}\n\n',
+'// ... existing code ...\n  return helper(b) * 2;\n}\n\nfunction helper(a) {\n// appended note\n}\n',
+'function helper(a) {\n  return a + 1;\n}\n\nfunction last(b) {\n  return helper(b) * 2;\n}\n\nfunction helper(a) {\n// appended note\n}\n')
+CASES["append_after_trailing_blank_go"] = ("go",
+'package x\n\nfunc helper(a int) int {\n\treturn a + 1\n}\n\nfunc last(b int) int {\n\treturn helper(b) * 2\n}\n\n',
+'// ... existing code ...\n\treturn helper(b) * 2\n}\n\nfunc helper(a int) int {\n// appended note\n}\n',
+'package x\n\nfunc helper(a int) int {\n\treturn a + 1\n}\n\nfunc last(b int) int {\n\treturn helper(b) * 2\n}\n\nfunc helper(a int) int {\n// appended note\n}\n')
+CASES["append_after_trailing_blank_rust"] = ("rust",
+'fn helper(a: u32) -> u32 {\n    a + 1\n}\n\nfn last(b: u32) -> u32 {\n    helper(b) * 2\n}\n\n',
+'// ... existing code ...\n    helper(b) * 2\n}\n\nfn helper(a: u32) -> u32 {\n// appended note\n}\n',
+'fn helper(a: u32) -> u32 {\n    a + 1\n}\n\nfn last(b: u32) -> u32 {\n    helper(b) * 2\n}\n\nfn helper(a: u32) -> u32 {\n// appended note\n}\n')
+CASES["append_after_trailing_blank_java"] = ("java",
+'class A {\n  int helper(int a) {\n    return a + 1;\n  }\n}\n\nclass B {\n  int last(int b) {\n    return b * 2;\n  }\n}\n\n',
+'// ... existing code ...\n    return b * 2;\n  }\n}\n\nclass A {\n// appended note\n}\n',
+'class A {\n  int helper(int a) {\n    return a + 1;\n  }\n}\n\nclass B {\n  int last(int b) {\n    return b * 2;\n  }\n}\n\nclass A {\n// appended note\n}\n')
+# AV. (seed 23) a rename through a whole function shown whole, whose first block ends like its last: anchored on
+# the first block's end, the rest of the old function kept after the renamed copy. `tied_alternative` weighs the
+# longer placement beyond the margin when the lines it explains pay for its cost (brace languages anchor on `}`)
+CASES["rename_through_two_blocks_py"] = ("python",
+'import pytest\n\n\n@pytest.mark.anyio\nasync def test_empty():\n    request = make("")\n    assert request.headers == {}\n\n\n@pytest.mark.anyio\nasync def test_bytes():\n    request = make("a")\n    assert isinstance(request.stream, Iterable)\n    assert isinstance(request.stream, AsyncIterable)\n\n    sync = read(request.stream)\n    assert request.headers == HEADERS\n    assert sync == b"Hello"\n\n    # Support \'data\' for compat.\n    with pytest.warns(DeprecationWarning):\n        request = make(data="a")\n    assert isinstance(request.stream, Iterable)\n    assert isinstance(request.stream, AsyncIterable)\n\n    sync = read(request.stream)\n    assert request.headers == HEADERS\n    assert sync == b"Hello"\n\n\n@pytest.mark.anyio\nasync def test_other():\n    request = make("b")\n    assert request.headers == HEADERS\n',
+'# ... existing code ...\n@pytest.mark.anyio\nasync def test_bytes():\n    req = make("a")\n    assert isinstance(req.stream, Iterable)\n    assert isinstance(req.stream, AsyncIterable)\n\n    sync = read(req.stream)\n    assert req.headers == HEADERS\n    assert sync == b"Hello"\n\n    # Support \'data\' for compat.\n    with pytest.warns(DeprecationWarning):\n        req = make(data="a")\n    assert isinstance(req.stream, Iterable)\n    assert isinstance(req.stream, AsyncIterable)\n\n    sync = read(req.stream)\n    assert req.headers == HEADERS\n    assert sync == b"Hello"\n# ... existing code ...\n',
+'import pytest\n\n\n@pytest.mark.anyio\nasync def test_empty():\n    request = make("")\n    assert request.headers == {}\n\n\n@pytest.mark.anyio\nasync def test_bytes():\n    req = make("a")\n    assert isinstance(req.stream, Iterable)\n    assert isinstance(req.stream, AsyncIterable)\n\n    sync = read(req.stream)\n    assert req.headers == HEADERS\n    assert sync == b"Hello"\n\n    # Support \'data\' for compat.\n    with pytest.warns(DeprecationWarning):\n        req = make(data="a")\n    assert isinstance(req.stream, Iterable)\n    assert isinstance(req.stream, AsyncIterable)\n\n    sync = read(req.stream)\n    assert req.headers == HEADERS\n    assert sync == b"Hello"\n\n\n@pytest.mark.anyio\nasync def test_other():\n    request = make("b")\n    assert request.headers == HEADERS\n')
+# AW. (seed 24) a marker-free snippet of two lines that stand apart in the original (`mod lexical;` / `mod raw;`),
+# placed by name where it changes nothing: the lines between are deleted, or not? (core._no_change_from_scattered_lines;
+# import lists in Python, Java, JavaScript and Go are read as a deletion already, exactly)
+CASES["scattered_mods_rust"] = ("rust",
+'mod io;\n#[cfg(feature = "std")]\nmod iter;\nmod lexical;\nmod number;\nmod read;\n\n#[cfg(feature = "raw_value")]\nmod raw;\n\npub use crate::read::Read;\n',
+'mod lexical;\nmod raw;\n',
+'mod io;\n#[cfg(feature = "std")]\nmod iter;\nmod lexical;\nmod raw;\n\npub use crate::read::Read;\n')
+# AX. (seed 24) a lone `return` wrapped in a new `try:`, the region resting only on the file's one `try:` further
+# down: read as an edit of that block (its body replaced by the snippet's lines): `opener_read_both_ways`. In
+# brace languages `try {` / `} catch (e) {` / `}` match the old block line for line, an edit as likely (not refused)
+CASES["lone_return_wrapped_py"] = ("python",
+'class F:\n    def render(self):\n        if isinstance(self.file, str):\n            yield self.file\n            return\n\n        if hasattr(self.file, "seek"):\n            try:\n                self.file.seek(0)\n            except OSError:\n                pass\n        yield self.file.read()\n',
+'# ... existing code ...\n            try:\n                return\n            except Exception:\n                raise\n        # ... existing code ...\n',
+'class F:\n    def render(self):\n        if isinstance(self.file, str):\n            yield self.file\n            try:\n                return\n            except Exception:\n                raise\n\n        if hasattr(self.file, "seek"):\n            try:\n                self.file.seek(0)\n            except OSError:\n                pass\n        yield self.file.read()\n')
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_exact_or_refused(name):
@@ -300,6 +360,10 @@ def test_exact_or_refused(name):
 # the named check behind each refusal, where one check is the reason
 REASONS = {
     "dangling_attr_rust": "with nothing after it to apply to",
+    "line_doubled_at_end_py": "shows `assert response.content == body` twice in a row",
+    "rename_through_two_blocks_py": "explaining more of its lines (9 to 4)",
+    "scattered_mods_rust": "do not stand together in the original",
+    "lone_return_wrapped_py": "which reads as a new block around `return` as well",
     "attr_doubled_rust": "shows `#[doc(hidden)]` twice in a row",
     "attr_doubled_java": "shows `@Deprecated` twice in a row",
     "attr_doubled_py": "shows `@pytest.mark.net` twice in a row",

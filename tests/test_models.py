@@ -98,3 +98,25 @@ def test_parse_prompt_inverts_the_prompt_framing(name, instruction):
     assert (got_original, got_update) == (original, update)
     assert spec.render_user(got_original, got_update, got_instruction) == spec.render_user(original, update, instruction)
     assert spec.parse_prompt("some text that is no prompt") is None
+
+
+class _NoBosTokenizer:
+    """A tokenizer whose post-processor leaves BOS out (as one converted from GGUF did on a fresh
+    install), and one that adds it: completion prompts start with BOS either way, once."""
+
+    bos_token_id = 2
+
+    def __init__(self, adds_bos: bool):
+        self.adds_bos = adds_bos
+
+    def __call__(self, text, add_special_tokens=True):
+        ids = [ord(c) + 10 for c in text[:5]]
+        return {"input_ids": ([2] if add_special_tokens and self.adds_bos else []) + ids}
+
+
+def test_completion_prompts_start_with_bos_whatever_the_tokenizer_adds():
+    spec = ModelSpec.load("gemma3-270m")
+    assert spec.format != "chat"
+    for adds in (False, True):
+        ids = spec.prompt_ids(_NoBosTokenizer(adds), "a = 1\n", "a = 2\n", None)
+        assert ids[0] == 2 and ids[1] != 2

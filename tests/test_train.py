@@ -94,7 +94,9 @@ def test_loss_mask_covers_only_the_output(tiny_dir):
     ex = encode(case(), SPEC, tok)
     target = tok.decode(list(ex.input_ids[ex.n_prompt:]))
     assert target == case().expected + "</code>"
-    assert tok.decode(list(ex.input_ids[:ex.n_prompt])) == SPEC.render(tok, case().original, case().update, None)
+    # (the prompt starts with BOS, as every engine feeds it: ModelSpec.prompt_ids)
+    assert ex.input_ids[0] == tok.bos_token_id
+    assert tok.decode(list(ex.input_ids[1:ex.n_prompt])) == SPEC.render(tok, case().original, case().update, None)
     labels = ex.labels()
     assert labels[:ex.n_prompt] == [-100] * ex.n_prompt and -100 not in labels[ex.n_prompt:]
     # Our sliced LM head gives the same loss as transformers' full forward with those labels.

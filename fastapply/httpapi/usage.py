@@ -82,9 +82,7 @@ class TokenCounter:
         if loaded is None:
             return None
         spec, tok = loaded
-        prompt = spec.render(tok, req.original, req.update, req.instruction)
-        # As ModelEngine.prompt_ids counts: a chat template writes its own BOS.
-        prompt_ids = tok(prompt, add_special_tokens=spec.format != "chat")["input_ids"]
+        prompt_ids = spec.prompt_ids(tok, req.original, req.update, req.instruction)  # as the engines count
         return Usage(len(prompt_ids), len(tok(result.merged, add_special_tokens=False)["input_ids"]))
 
 

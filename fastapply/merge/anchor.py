@@ -50,6 +50,8 @@ class Region:
     contested: bool = False  # a cheaper placement exists that rests only on common lines
     # placements as cheap as the one that claims the file's edge, set aside by that claim: (first, last line)
     edge_ties: list[tuple[int, int]] = field(default_factory=list)
+    # placements dearer than the candidates' margin (checks.tied_alternative weighs what they explain)
+    dearer: list[Candidate] = field(default_factory=list)
 
 
 class OriginalIndex:
@@ -170,6 +172,7 @@ def place_region(region: Region, idx: OriginalIndex, edge: str | None = None) ->
     if not found:
         return []
     best = found[0].cost
+    region.dearer = [c for c in found if c.cost > best + MARGIN]
     return [c for c in found if c.cost <= best + MARGIN]
 
 
@@ -190,12 +193,26 @@ def _reaching_edge(lines: list[str], idx: OriginalIndex, choices: list[tuple[int
     short = min((c.cost for c in found if not reaches(c) and not c.estimated), default=None)
     reach = [c for c in found if reaches(c)]
     if reach and (short is None or min(c.cost for c in reach) <= short):
+        # An inner edge anchor that reaches the edge too, more cheaply, reads the lines after it as
+        # appended (a new function's `}` paired with the file's last `}` instead): the snippet's
+        # blank line before them then pairs with the original's trailing one, not added again.
+        if edge == "end":
+            inner = _inner_reaching(lines, idx, choices, reaches, edge, min(c.cost for c in reach))
+            if inner:
+                return inner
         return reach
     # Through inner anchors on the edge's side only, in the usual order (the region's line at the
     # edge may be new code that happens to occur elsewhere in the file): the first that reaches the
     # edge more cheaply. The other side keeps its outermost anchor: moving it inwards would turn
     # shown original lines into new ones.
     bar = min([c.cost for c in reach] + ([short] if short is not None else []), default=None)
+    return _inner_reaching(lines, idx, choices, reaches, edge, bar) or found
+
+
+def _inner_reaching(lines: list[str], idx: OriginalIndex, choices: list[tuple[int, int]], reaches,
+                    edge: str, bar: int | None) -> list[Candidate]:
+    """The placements through the first inner anchor on the edge's side that reach the edge for
+    less than `bar` (the other side keeps its outermost anchor), or []."""
     a0, b0 = choices[0]
     for a, b in choices[1:]:
         if (b if edge == "start" else a) != (b0 if edge == "start" else a0):
@@ -203,7 +220,7 @@ def _reaching_edge(lines: list[str], idx: OriginalIndex, choices: list[tuple[int
         inner = [c for c in _place(lines, a, b, idx) if reaches(c) and not c.estimated]
         if inner and (bar is None or min(c.cost for c in inner) < bar):
             return inner
-    return found
+    return []
 
 
 def _edge_ties(found: list[Candidate], narrowed: list[Candidate], edge: str,

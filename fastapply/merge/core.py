@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fastapply.languages import detect_language, parse, unparsable
 from fastapply.markers import comment_read_as_marker, marker_flags
 from fastapply.merge.anchor import Region
+from fastapply.merge.checks import occurrences
 from fastapply.merge.inline import fill_inline_markers
 from fastapply.merge.lineplace import merge_lines
 from fastapply.merge.members import merge_members
@@ -148,9 +149,11 @@ def _by_members(edit: _Edit, by_lines: Placement) -> MergeResult | None:
 
 def _checked(edit: _Edit, placement: Placement, method: str) -> MergeResult:
     """The accepted placement as a merged file, if it passes the checks every merge must pass."""
-    twice = _defined_twice(edit, placement.lines or []) if edit.n_markers == 0 else None
-    if twice:
-        return _refuse([twice], edit.lang, method)
+    if edit.n_markers == 0:
+        merged = placement.lines or []
+        refusal = _no_change_from_scattered_lines(edit, merged) or _defined_twice(edit, merged)
+        if refusal:
+            return _refuse([refusal], edit.lang, method)
     text = edit.text(placement.lines)
     findings = validate(edit.original, edit.update, text, edit.lang)
     errors = [f.line() for f in findings if f.severity == "error"]
@@ -161,6 +164,20 @@ def _checked(edit: _Edit, placement: Placement, method: str) -> MergeResult:
     if any(f.severity == "warning" for f in findings):
         confidence = min(confidence, CONFIDENCE_WARNING)
     return MergeResult(text, max(0.0, min(1.0, confidence)), doubts, edit.lang, method)
+
+
+def _no_change_from_scattered_lines(edit: _Edit, merged: list[str]) -> str | None:
+    """A marker-free snippet placed where it changes nothing, whose lines (blank lines and
+    indentation aside) do not stand together in the original: `mod lexical;` / `mod raw;` with four
+    lines between them in the file says "delete those" as much as "no change". Shown together as
+    they stand, it is an edit already applied, and the file comes back unchanged."""
+    if [key(x) for x in merged] != [key(x) for x in edit.orig_lines]:
+        return None
+    code = [x.strip() for x in edit.upd_lines if x.strip()]
+    if occurrences([x.strip() for x in edit.orig_lines if x.strip()], code):
+        return None
+    return ("the snippet has no markers and changes nothing where its lines fit, but they do not stand together "
+            "in the original: is the code between them deleted?")
 
 
 def _defined_twice(edit: _Edit, merged: list[str]) -> str | None:
