@@ -346,6 +346,30 @@ def test_refuses_deletion_next_to_a_repeated_line():
     assert not res.ok and any("also occur" in r or "only repeated lines" in r for r in res.reasons)
 
 
+
+RENAMED_MEMBERS = {  # a container shown whole, marker-free, two of its members renamed in place (a typo fixed)
+    "javascript": ("describe('store', function () {\n  it('should presist store', function () {\n    run(1)\n  })\n\n"
+                   "  it('should keep order', function () {\n    run(2)\n  })\n\n"
+                   "  it('should presist store on error', function () {\n    run(3)\n  })\n})\n",
+                   "presist", "persist"),
+    "python": ("class TestStore:\n    def test_presist(self):\n        run(1)\n\n    def test_order(self):\n        run(2)\n\n"
+               "    def test_presist_on_error(self):\n        run(3)\n", "presist", "persist"),
+    "java": ("class StoreTest {\n  @Test\n  void presistStore() {\n    run(1);\n  }\n\n  @Test\n  void keepOrder() {\n"
+             "    run(2);\n  }\n\n  @Test\n  void presistOnError() {\n    run(3);\n  }\n}\n", "presist", "persist"),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(RENAMED_MEMBERS))
+def test_bare_container_with_members_renamed_in_place_replaces_the_container(lang):
+    # every member the snippet does not name stands in it renamed, in its place, its body unchanged: the
+    # container is shown whole. Before, read as partial, each renamed member was added beside the old one
+    # (both kept, exit 0), or, with no member left under its name, refused (hard_dev express@dfd1851245aa)
+    block, old, new = RENAMED_MEMBERS[lang]
+    head = {"javascript": "var run = require('run')\n\n", "python": "import run\n\n\n", "java": "package a;\n\n"}[lang]
+    orig = head + block + {"javascript": "\nmodule.exports = 1\n", "python": "\n\nX = 1\n", "java": ""}[lang]
+    assert merged(orig, block.replace(old, new), lang) == orig.replace(old, new)
+
+
 def test_bare_function_cut_inside_its_comment_keeps_the_comment():
     orig = ("package main\n\n// Show prints.\n// It returns a string\n// for the caller.\nfunc Show() string {\n"
             "\treturn \"a\"\n}\n\nfunc main() {}\n")

@@ -52,6 +52,7 @@ class Region:
     edge_ties: list[tuple[int, int]] = field(default_factory=list)
     # placements dearer than the candidates' margin (checks.tied_alternative weighs what they explain)
     dearer: list[Candidate] = field(default_factory=list)
+    blank_head: int = 0  # blank lines the snippet starts with (dropped from the first region; see checks.unmarked_head)
 
 
 class OriginalIndex:

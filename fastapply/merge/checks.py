@@ -133,13 +133,15 @@ def tied_alternative(fit: RegionFit) -> str | None:
     version of them (a rename through a whole function, anchored on its first block's end). The
     latter may cost more than the margin, by up to the number of lines it explains beyond the chosen
     one (a rename through many lines makes the longer span dear: each renamed line is a deletion
-    too; so the lines between the two ends must be about half explained. Twice that bound refused a
-    real commits_dev edit, express@c9ecf7b65838 test/app.render.js, whose nearer end is right)."""
+    too; so the lines between the two ends must be about half explained), and by twice that when it
+    keeps as much of the snippet's context together as the chosen one (the function's `}` left to
+    the marker in brace languages makes the span dearer still). The real commits_dev edit
+    express@c9ecf7b65838 test/app.render.js, whose nearer end is right, keeps more: 15 lines to 10."""
     c = fit.c
     for alt in fit.region.candidates + fit.region.dearer:
         extra, shared = alt.cost - c.cost, alt.start == c.start or alt.end == c.end
-        if alt.start == c.start and alt.end == c.end or \
-                extra > max(AMBIGUITY, alt.matched - c.matched if shared else 0) or \
+        explained = (alt.matched - c.matched) * (2 if alt.context >= c.context else 1) if shared else 0
+        if alt.start == c.start and alt.end == c.end or extra > max(AMBIGUITY, explained) or \
                 not (fit.prev_end <= alt.start and alt.end < fit.next_start):
             continue
         if alt.start != c.start and alt.end != c.end and alt.matched >= c.matched and extra <= AMBIGUITY:
@@ -434,10 +436,12 @@ def opener_read_both_ways(fit: RegionFit) -> str | None:
 
 def wrapped_run_kept_elsewhere(fit: RegionFit) -> str | None:
     """The region, as written, opens a new block around lines that the original has, one level out,
-    as one run elsewhere in the region's gap, and the placement keeps that run: the wrap was read
+    as one run in the region's gap, and the placement keeps that run, or its end: the wrap was read
     as new code anchored on a few lines that repeat by chance at their new depth (TypeScript
-    overload headers wrapped in `try {`, the last lines paired with a type literal's), and the
-    wrapped code would stand twice. Refused, the wrap reading (wrap.py) places it on its code."""
+    overload headers wrapped in `try {`, the last lines paired with a type literal's; the context
+    after the block, `store.setState(...)`, paired with the wrapped run's own first lines rather
+    than the next call's), and the wrapped code would stand twice. Refused, the wrap reading
+    (wrap.py) places it on its code."""
     r, c, o = fit.region, fit.c, fit.orig
     if fit.lowered or c.lines != r.lines:
         return None
@@ -451,7 +455,7 @@ def wrapped_run_kept_elsewhere(fit: RegionFit) -> str | None:
     rows = [j for j in range(max(fit.prev_end, 0), fit.next_start) if not is_blank(o[j])]
     keys = [o[j].rstrip() for j in rows]
     for p in range(len(keys) - len(inner) + 1):
-        if keys[p:p + len(inner)] == inner and not fit.start <= rows[p] < fit.end:
+        if keys[p:p + len(inner)] == inner and not fit.start <= rows[p] <= rows[p + len(inner) - 1] < fit.end:
             return (f"region {fit.i + 1} wraps `{inner[0].strip()[:40]}` and the lines after it in a new block, "
                     f"but the original has them at line {rows[p] + 1}, which would stay: which code is wrapped?")
     return None
@@ -668,17 +672,16 @@ def deletion_edge_repeats(fit: RegionFit) -> str | None:
         return None
     keys = [x.rstrip() for x in fit.orig]
     rk, span = _anchor_span(fit)
-    # A run of several lines identifies its place better than a lone line: it ties only when no
-    # marker bounds that side of the region (a loose snippet: its edge is uncertain too) and the
-    # deletion is large (whole tests between copies of a shared tail). With a marker there, the
-    # nearest copy is the reading that deletes least, and real edits read so. A closer (`}`) adds
-    # nothing to a run (`return x` / `}` is as common as `return x`), and a blank line next to the
-    # deletion belongs to either side of it, so neither counts or is matched.
+    # A run of several lines identifies its place better than a lone line: it ties only when the
+    # deletion is large (whole tests between copies of a shared tail: deleting a family of similar
+    # tests shows the tail they share, so the nearest copy, the reading that deletes least, is a
+    # guess as often as not). A closer (`}`) adds nothing to a run (`return x` / `}` is as common as
+    # `return x`), and a blank line next to the deletion belongs to either side of it, so neither
+    # counts or is matched.
     big = _deleted(fit) > sum(1 for x in rk if x)
     alts = []
     for side, run, _ in reversed(_deletions_at_edges(rk, span)):  # (the last anchor's copies first)
-        marker = fit.region.marker_before if side == "first" else fit.region.marker_after
-        if sum(1 for x in run if not is_trivial(x)) > 1 and not (big and not marker):
+        if sum(1 for x in run if not is_trivial(x)) > 1 and not big:
             continue
         run = _trim(run)  # (its other end is an anchor, never blank)
         if not run:
@@ -949,8 +952,15 @@ def defined_twice(plan: LinePlan) -> str | None:
 
 def unmarked_head(plan: LinePlan) -> str | None:
     """Markers elsewhere but none before the first region: the lines above may be kept or deleted
-    (unless the markers are loose: then they are kept, with a doubt)."""
-    if plan.head and not plan.loose:
+    (unless the markers are loose: then they are kept, with a doubt, but not when the snippet starts
+    with more blank lines than the original has right above the region's place: those are new, or
+    the file's own first lines, the code between them and the region deleted)."""
+    if not plan.head:
+        return None
+    above = 0
+    while above < plan.spans[0][0] and is_blank(plan.orig[plan.spans[0][0] - above - 1]):
+        above += 1
+    if not plan.loose or plan.regions[0].blank_head > above:
         return ("the snippet has markers but none before its first region, which is not at the "
                 "top of the file: keep or delete the lines above it?")
     return None
@@ -1313,7 +1323,27 @@ class ShownDefinition:
         u, o = self.u, self.o
         shown = {(m.kind, m.name) for m in u.members}
         self.partial = u.kind in ("type", "impl", "test") and bool(o.members) and bool(u.members) and \
-            any((m.kind, m.name) not in shown for m in o.members)
+            any((m.kind, m.name) not in shown for m in o.members) and not self._renamed_in_place()
+
+    def _renamed_in_place(self) -> bool:
+        """Every original member the snippet does not name stands in it renamed: in the same place
+        among the members, every line the same but one, which is like the original's (a typo fixed
+        in the names of two tests; in Java the `@Test` above counts as the method's). The definition
+        is shown whole then, not partially beside new members (which kept both copies)."""
+        u, o = self.u, self.o
+        if len(u.members) != len(o.members):
+            return False
+        names = {(m.kind, m.name) for m in o.members}
+        for a, b in zip(o.members, u.members):
+            if (a.kind, a.name) == (b.kind, b.name):
+                continue
+            was = [x.strip() for x in self.orig[a.node_start:a.end + 1]]
+            now = [x.strip() for x in self.u_lines[b.node_start:b.end + 1]]
+            changed = [(x, y) for x, y in zip(was, now) if x != y]
+            if a.kind != b.kind or (b.kind, b.name) in names or len(was) != len(now) or len(changed) != 1 or \
+                    not similar(*changed[0], 0.8):
+                return False
+        return True
 
 
 def partial_with_changed_header(d: ShownDefinition) -> str | None:

@@ -6,7 +6,7 @@ New lines at a region's edge either are inserted next to the anchor or replace o
 
 from __future__ import annotations
 
-from fastapply.merge.text import CLOSERS, is_blank, is_trivial, same_subject, similar
+from fastapply.merge.text import CLOSERS, indent_of, is_blank, is_trivial, same_subject, similar
 
 
 def _matches(x: str, o: str) -> str | None:
@@ -35,6 +35,8 @@ def _consume(new: list[str], orig: list[str], begin: int, stop: int, step: int) 
         found = None
         for kk in range(k, len(order)):
             kind = _matches(new[order[kk]], orig[j])
+            if kind == "strong" and step > 0 and _inside_skipped_opener(new[kk], new[k:kk], orig[j]):
+                break  # (the walk ends at its last real pairing; walking down, order[i] == i)
             if kind:
                 found = (kk, kind)
                 break
@@ -69,6 +71,16 @@ def _consume(new: list[str], orig: list[str], begin: int, stop: int, step: int) 
             boundary += step
             far -= 1
     return boundary, kept_fuzzy
+
+
+def _inside_skipped_opener(x: str, skipped: list[str], o: str) -> bool:
+    """An edited line `x` (like original `o`, not equal) that stands inside a block a line the walk
+    skipped as new opens (`} catch (e) {` / `throw e;`, the end of a wrap, after its wrapped run):
+    the new block's own line, not an edit of the original line after the run (`throw err`)."""
+    if x.strip() == o.strip():  # (the same line re-indented: a wrap's own reading, see wrap.py)
+        return False
+    depth = len(indent_of(x))
+    return any(y.rstrip().endswith(("{", ":")) and len(indent_of(y)) < depth for y in skipped)
 
 
 def _blank_before_new_closer(rest: list[str], orig: list[str], at: int, stop: int) -> int:

@@ -35,6 +35,7 @@ def split_regions(update_lines: list[str], flags: list[bool]) -> tuple[list[Regi
     if regions and not regions[0].marker_before:
         while regions[0].lines and is_blank(regions[0].lines[0]):
             regions[0].lines.pop(0)
+            regions[0].blank_head += 1
     if regions and not regions[-1].marker_after:
         while regions[-1].lines and is_blank(regions[-1].lines[-1]):
             regions[-1].lines.pop()

@@ -49,12 +49,30 @@ def shown_wrap(lines: list[str], orig: list[str], lang: str | None) -> tuple[int
             return None
         ind = indent_of(lines[nxt])
         at = where.get(lines[nxt].strip(), set())
-        if len(ind) > len(level) and ind.startswith(level) and level in at and ind not in at:
-            end = nxt
-            while end < len(lines) and (is_blank(lines[end]) or len(indent_of(lines[end])) >= len(ind)):
-                end += 1
+        if not (len(ind) > len(level) and ind.startswith(level) and level in at):
+            continue
+        end = nxt
+        while end < len(lines) and (is_blank(lines[end]) or len(indent_of(lines[end])) >= len(ind)):
+            end += 1
+        # the first wrapped line standing at the new depth too (by chance, elsewhere) is no counter-
+        # sign when the opener is new and the whole run stands in the original one level out, and not
+        # as written (an original opener re-indented with its body is no wrap: wrap_marker moves both)
+        if ind not in at or line.strip() not in where and _stands_lowered(lines[nxt:end], ind[len(level):], orig):
             return k, end, ind[len(level):]
     return None
+
+
+def _stands_lowered(run: list[str], step: str, orig: list[str]) -> bool:
+    """The run's lines (two of them at least, blank lines aside), with `step` taken off, are
+    consecutive lines of the original, and as written they are not."""
+    shown = [x.rstrip() for x in run if not is_blank(x)]
+    if len(shown) < 2 or not all(x.startswith(step) for x in shown):
+        return False
+    keys = [x.rstrip() for x in orig if not is_blank(x)]
+
+    def stands(block: list[str]) -> bool:
+        return any(keys[i:i + len(block)] == block for i, x in enumerate(keys) if x == block[0])
+    return stands([x[len(step):] for x in shown]) and not stands(shown)
 
 
 def wrap_reading(regions: list[Region], orig: list[str],
