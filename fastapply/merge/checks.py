@@ -30,7 +30,9 @@ from fastapply.merge.diff import edit_distance
 from fastapply.merge.defs import Definition, brace_off_indent, cut_inside_prefix, parse_definitions
 from fastapply.merge.seams import broken_seam, opens_block, seam_pairs
 from fastapply.merge.splice import apply_edits
-from fastapply.merge.text import CLOSERS, code_of, dedent, indent_of, is_blank, is_trivial, line_key, reindent, similar
+from fastapply.merge.text import (
+    CLOSERS, code_of, dedent, indent_of, is_blank, is_trivial, line_key, occurrences, reindent, similar,
+)
 from fastapply.merge.whole_defs import header_counts, original_definitions
 from fastapply.merge.wrap import marker_wrap, shown_wrap
 
@@ -1199,19 +1201,6 @@ def _trim(lines: list[str]) -> list[str]:
     """The lines without the blank lines at either end."""
     code = [k for k, x in enumerate(lines) if not is_blank(x)]
     return [x.rstrip() for x in lines[code[0]:code[-1] + 1]] if code else []
-
-
-def occurrences(lines: list[str], block: list[str]) -> int:
-    """How often `block` occurs as consecutive lines of `lines` (2 means "more than once")."""
-    if not block:
-        return 2
-    found = 0
-    for i, line in enumerate(lines[:len(lines) - len(block) + 1]):
-        if line == block[0] and lines[i:i + len(block)] == block:
-            found += 1
-            if found > 1:
-                break
-    return found
 
 
 def unmarked_edge_tie(plan: LinePlan) -> str | None:

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from fastapply.languages import detect_language, parse, unparsable
 from fastapply.markers import comment_read_as_marker, marker_flags
 from fastapply.merge.anchor import Region
-from fastapply.merge.checks import occurrences
 from fastapply.merge.inline import fill_inline_markers
 from fastapply.merge.lineplace import merge_lines
 from fastapply.merge.members import merge_members
@@ -23,7 +22,7 @@ from fastapply.merge.result import (
     Placement,
 )
 from fastapply.merge.segment import split_regions
-from fastapply.merge.text import join_lines, key, split_lines
+from fastapply.merge.text import join_lines, key, occurrences, split_lines
 from fastapply.merge.tree import merge_marker_free
 from fastapply.merge.whole_defs import header_counts, original_definitions
 from fastapply.validate import validate

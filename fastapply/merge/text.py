@@ -127,3 +127,16 @@ def same_subject(a: str, b: str) -> bool:
     """Two lines that are versions of one another: same key (not a trivial one) and similar text."""
     ka, kb = line_key(a), line_key(b)
     return bool(ka) and ka == kb and len(ka) >= 3 and not is_trivial(ka) and similar(a, b, 0.6)
+
+
+def occurrences(lines: list[str], block: list[str]) -> int:
+    """How often `block` occurs as consecutive lines of `lines` (2 means "more than once")."""
+    if not block:
+        return 2
+    found = 0
+    for i, line in enumerate(lines[:len(lines) - len(block) + 1]):
+        if line == block[0] and lines[i:i + len(block)] == block:
+            found += 1
+            if found > 1:
+                break
+    return found

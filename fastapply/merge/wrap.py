@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 from fastapply.merge.anchor import Region
 from fastapply.merge.seams import opens_block
-from fastapply.merge.text import CLOSERS, indent_of, is_blank
+from fastapply.merge.text import CLOSERS, indent_of, is_blank, occurrences
 
 
 @dataclass(frozen=True)
@@ -69,10 +69,7 @@ def _stands_lowered(run: list[str], step: str, orig: list[str]) -> bool:
     if len(shown) < 2 or not all(x.startswith(step) for x in shown):
         return False
     keys = [x.rstrip() for x in orig if not is_blank(x)]
-
-    def stands(block: list[str]) -> bool:
-        return any(keys[i:i + len(block)] == block for i, x in enumerate(keys) if x == block[0])
-    return stands([x[len(step):] for x in shown]) and not stands(shown)
+    return occurrences(keys, [x[len(step):] for x in shown]) > 0 and not occurrences(keys, shown)
 
 
 def wrap_reading(regions: list[Region], orig: list[str],
