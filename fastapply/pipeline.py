@@ -16,6 +16,7 @@ from fastapply.edit_checks import check_edit_applied
 from fastapply.languages import detect_language
 from fastapply.merge import MergeResult, structural_merge
 from fastapply.merge.candidates import candidate_texts
+from fastapply.merge.readings import describe as describe_readings
 from fastapply.types import (
     ApplyError,
     ApplyRequest,
@@ -72,6 +73,13 @@ def prediction_source(req: ApplyRequest) -> list[tuple[str, str]]:
     return [("prediction", req.prediction)] if req.prediction else []
 
 
+def refusal(merge: MergeResult, prefix: str = "structural merge refused: ") -> ApplyError:
+    """The merge's refusal as an error: its reasons, and how many readings there were and where
+    they differ (the readings themselves ride along for `--show-readings`)."""
+    message = prefix + "; ".join(merge.reasons) + " [" + describe_readings(merge.readings) + "]"
+    return ApplyError("refused", message, merge.reasons, [(r.how, r.text) for r in merge.readings])
+
+
 def run(get_model: Callable[[], object], model_lock: threading.Lock, req: ApplyRequest,
         should_stop: ShouldStop | None) -> Iterator[StreamEvent]:
     """Serve one request. `get_model()` gives the model engine (loading it on first use; never
@@ -90,7 +98,7 @@ def run(get_model: Callable[[], object], model_lock: threading.Lock, req: ApplyR
                               [Finding("doubt", r, "info") for r in merge.reasons])
             return
         if req.engine == "structural":
-            raise ApplyError("refused", "structural merge refused: " + "; ".join(merge.reasons), merge.reasons)
+            raise refusal(merge)
         yield from _auto_model(get_model, model_lock, req, language, merge, should_stop)
         return
     notes: list[Finding] = []

@@ -121,11 +121,14 @@ class ApplyResult:
 class ApplyError(Exception):
     """A request that cannot be served. `code` (an `ErrorCode`) is stable and every front-end maps it."""
 
-    def __init__(self, code: ErrorCode | str, message: str, reasons: list[str] | None = None):
+    def __init__(self, code: ErrorCode | str, message: str, reasons: list[str] | None = None,
+                 readings: list[tuple[str, str]] | None = None):
         super().__init__(message)
         self.code = ErrorCode(code)
         self.message = message
         self.reasons = list(reasons or [])
+        # A refusal's readings: (how, whole file) pairs the merge was choosing between, best first.
+        self.readings = list(readings or [])
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,14 @@ Pure text in, text out; no torch. See `structural_merge`.
 
 from __future__ import annotations
 
-from fastapply.merge.core import merge
-from fastapply.merge.result import MergeResult
+from dataclasses import replace
 
-__all__ = ["MergeResult", "structural_merge"]
+from fastapply.languages import detect_language
+from fastapply.merge.core import merge
+from fastapply.merge.readings import refusal_readings
+from fastapply.merge.result import MergeResult, Reading
+
+__all__ = ["MergeResult", "Reading", "structural_merge"]
 
 
 def structural_merge(original: str, update: str, language: str | None = None, path: str | None = None) -> MergeResult:
@@ -16,6 +20,11 @@ def structural_merge(original: str, update: str, language: str | None = None, pa
 
     Never guesses: an unparsable original, a snippet region that matches nothing, or two equally
     good placements give `MergeResult(text=None, reasons=[...])`. Every accepted merge passes the
-    error-level checks of `fastapply.validate.validate`.
+    error-level checks of `fastapply.validate.validate`. `readings` holds the accepted file, or on
+    a refusal the files the merge was choosing between (see `merge/readings.py`).
     """
-    return merge(original, update, language, path)
+    result = merge(original, update, language, path)
+    if result.ok:
+        return replace(result, readings=(Reading(result.text, result.method or "merge"),))
+    lang = result.language or detect_language(language, path, original)
+    return replace(result, readings=refusal_readings(original, update, lang))

@@ -6,12 +6,23 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
+class Reading:
+    """One whole file the snippet may mean: the merge's splice of it under one reading."""
+
+    text: str
+    how: str  # how the merge read the snippet there ("cheapest placement", "region 2 at its next place", ...)
+
+
+@dataclass(frozen=True)
 class MergeResult:
     text: str | None  # the merged file; None when the merge refused
     confidence: float  # 0..1
     reasons: list[str] = field(default_factory=list)  # why it refused, or doubts when accepted
     language: str | None = None
     method: str = ""  # "tree-sitter", "line-anchor", ...
+    # The files the merge was choosing between (each a valid splice of the snippet that passes
+    # validation), best first. One when it answers; on a refusal, what a judge may pick from.
+    readings: tuple[Reading, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -1,0 +1,55 @@
+"""Readings: the whole files a refused snippet may mean, and where they differ.
+
+The merge answers only when one reading survives its checks. When it refuses, the readings it was
+choosing between are still concrete files: a judge (a model scoring each under its apply prompt)
+may pick one, and a user is shown where they differ. Each reading is a splice of the snippet into
+the original that passes `fastapply.validate` (so it parses no worse and leaks no marker); the
+list is deduplicated, best (cheapest) first, and capped (`MAX_READINGS`).
+"""
+
+from __future__ import annotations
+
+from fastapply.merge.candidates import candidate_texts
+from fastapply.merge.result import Reading
+from fastapply.validate import validate
+
+MAX_READINGS = 8  # a judge scores each one: more would cost seconds each on a CPU
+
+
+def refusal_readings(original: str, update: str, language: str | None, limit: int = MAX_READINGS) -> tuple[Reading, ...]:
+    """The readings of a snippet the merge refused, each validated; at most `limit`."""
+    out: list[Reading] = []
+    for i, text in enumerate(candidate_texts(original, update, limit=limit)):
+        if any(f.severity == "error" for f in validate(original, update, text, language)):
+            continue
+        out.append(Reading(text, "cheapest placement" if i == 0 else f"placement {i + 1}"))
+    return tuple(out)
+
+
+def first_difference(a: str, b: str) -> int:
+    """The 0-based index of the first line where `a` and `b` differ (len of the shorter at a prefix)."""
+    la, lb = a.splitlines(), b.splitlines()
+    for i, (x, y) in enumerate(zip(la, lb)):
+        if x != y:
+            return i
+    return min(len(la), len(lb))
+
+
+def describe(readings: tuple[Reading, ...] | list[Reading], width: int = 60) -> str:
+    """One line for a refusal message: how many readings, and the first line where each differs
+    from the first (its own text there)."""
+    if not readings:
+        return "no reading of the snippet passes the checks"
+    if len(readings) == 1:
+        return f"1 reading ({readings[0].how}), which the checks doubt"
+    def line(text: str, at: int) -> str:
+        lines = text.splitlines()
+        return f"`{lines[at].strip()[:width]}`" if at < len(lines) else "(end of file)"
+
+    base = readings[0].text
+    parts = []
+    for i, r in enumerate(readings[1:], 2):
+        at = first_difference(base, r.text)
+        parts.append(f"reading {i} ({r.how}) differs from reading 1 at line {at + 1}: {line(r.text, at)} "
+                     f"where reading 1 has {line(base, at)}")
+    return f"{len(readings)} readings (reading 1: {readings[0].how}); " + "; ".join(parts)
