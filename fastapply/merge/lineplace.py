@@ -1,7 +1,7 @@
 """Line-anchor placement of a snippet with markers: place each region, check, splice.
 
 Placing (where each region goes) is `anchor.py` (regions with anchors) and `unanchored.py` (those
-without); which placements are refused is `checks.py`; `whole_defs.py` extends a region that
+without); which placements are refused is the rulebook `checks/`; `whole_defs.py` extends a region that
 restates a definition whole over the rest of the old one; `splice.py` writes the result.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from fastapply.merge.anchor import Candidate, OriginalIndex, Region, order_regions, place_region
 from fastapply.merge.checks import FILE_CHECKS, REGION_CHECKS, LinePlan, RegionFit, defines_something, first_refusal
-from fastapply.merge.edge_lines import consume_back, consume_forward
+from fastapply.merge.edge_lines import consume_back, consume_forward, edit_into_new_block
 from fastapply.merge.result import (
     CONFIDENCE_LINES_CLEAR,
     CONFIDENCE_LINES_CLOSE,
@@ -24,7 +24,7 @@ from fastapply.merge.result import (
 from fastapply.merge.splice import apply_edits
 from fastapply.merge.text import CLOSERS, indent_of, is_blank
 from fastapply.merge.unanchored import bracket_delta, place_unanchored
-from fastapply.merge.wrap import Wrap, apply_wraps, wrap_reading
+from fastapply.merge.wrap import Wrap, apply_wraps, block_end, last_statement, wrap_reading
 from fastapply.merge.whole_defs import extend_to_whole_definition, original_definitions
 
 Span = tuple[int, int, list[str]]  # (original start, end exclusive, replacement lines)
@@ -104,11 +104,20 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
         if c is None:
             placed = place_unanchored(i, r.lines, r.marker_before, r.marker_after, i == len(regions) - 1,
                                       orig, prev_end, next_start)
+            after_wrap = _wrap_before(i, wrap)
+            if variant is not None and after_wrap is not None and (isinstance(placed, str) or i in unanchored_at):
+                # the region right after a marker wrap: after the wrapped block, or before its last statement
+                placed = _after_wrapped_block(r.lines, orig, prev_end, next_start, after_wrap, unanchored_at.get(i))
             if isinstance(placed, str):
                 return placed
             span, f = placed
+            if variant is None:
+                moved = edit_into_new_block(r.lines, orig[span[0]:span[1]], orig)
+                if moved is not None:
+                    return (f"region {i + 1}'s `{moved[0].strip()[:40]}` stands in a new block but pairs with "
+                            f"`{moved[1].strip()[:40]}` at another depth: an edit of that line, or a new one beside it?")
             at = unanchored_at.get(i)
-            if at is not None:
+            if at is not None and after_wrap is None:
                 span = (span[0], span[0], span[2]) if at == "start" else (span[1], span[1], span[2])
         else:
             if c.start < prev_end:
@@ -201,6 +210,33 @@ def _variants(regions: list[Region], orig: list[str], choice: list[Candidate | N
         plan = read[1]
         out += [Variant(head_deleted=True)] * plan.head + [Variant(tail_deleted=True)] * plan.tail
     return out
+
+
+def _wrap_before(i: int, wrap) -> Wrap | None:
+    """The marker wrap right before region i (under the wrap reading), if any."""
+    return next((w for w in wrap[1] if w.i == i - 1), None) if wrap is not None and i > 0 else None
+
+
+def _after_wrapped_block(lines: list[str], orig: list[str], lo: int, hi: int, w: Wrap,
+                         at: str | None) -> tuple[tuple[int, int, list[str]], int] | str:
+    """An unanchored region right after a marker wrap, as a reading: inserted where the wrapped code
+    ends (the rest of its block, `at` None or "end"), or before that block's last statement ("start":
+    `return rows` left after the new block)."""
+    end = block_end(orig, lo, w.level, hi)
+    if end <= lo:
+        return "the wrapped code is empty"
+    blanks = 0  # the region's blank lines before the next marker stand for the original's there
+    while blanks < len(lines) and is_blank(lines[len(lines) - 1 - blanks]):
+        blanks += 1
+    if at == "start":
+        last = last_statement(orig, lo, end, w.level)
+        if last is None or last <= lo:
+            return "the wrapped code has no last statement to leave out"
+        return (last, last, list(lines[:len(lines) - blanks])), 0
+    there = 0
+    while there < blanks and end + there < hi and is_blank(orig[end + there]):
+        there += 1
+    return (end, end + there, list(lines)), 0
 
 
 def _cheapest_in_order(regions: list[Region]) -> list[Candidate | None] | None:

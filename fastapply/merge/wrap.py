@@ -102,6 +102,13 @@ def wrap_reading(regions: list[Region], orig: list[str],
         lowered[i] = replace(lowered[i], lines=_lower_tail(lowered[i].lines, w), candidates=[], new_opener=None)
         lowered[i + 1] = replace(lowered[i + 1], lines=_lower_head(lowered[i + 1].lines, w), candidates=[],
                                  new_opener=None)
+    last = len(regions) - 1
+    r = regions[last]
+    if r.marker_after and r.after_indent is not None and (w := _wrap_after(last, r, orig_keys, lang)) is not None:
+        # the snippet ends inside the new block: the marker stands for the rest of the block it opens in
+        wraps.append(w)
+        lowered[last] = replace(lowered[last], lines=_lower_tail(lowered[last].lines, w), candidates=[],
+                                new_opener=None)
     changed = wraps or any(a.lines is not b.lines for a, b in zip(lowered, regions))
     return (lowered, wraps) if changed else None
 
@@ -167,18 +174,21 @@ def apply_wraps(spans: list[tuple[int, int, list[str]]], regions: list[Region], 
     for i, (start, end, repl) in enumerate(spans):
         if lowered[i].lines is regions[i].lines:
             continue
-        if repl != lowered[i].lines:  # placed with a shift or extended: not the plain reading
+        n = len(repl)  # (a reading may leave out the region's blank lines before its marker)
+        if repl != lowered[i].lines[:n] or any(not is_blank(x) for x in lowered[i].lines[n:]):
+            # placed with a shift or extended: not the plain reading
             return f"region {i + 1}: the wrapped lines could not be placed at their old indentation"
-        out[i] = (start, end, list(regions[i].lines))
+        out[i] = (start, end, list(regions[i].lines[:n]))
     for w in wraps:
         start, lo, repl = out[w.i]
-        hi = out[w.i + 1][0]
+        hi = out[w.i + 1][0] if w.i + 1 < len(out) else block_end(orig, lo, w.level)
         code = [x for x in orig[lo:hi] if not is_blank(x)]
         if not code or indent_of(code[0]) != w.level or not all(x.startswith(w.level) for x in code):
             return (f"the marker after region {w.i + 1} is indented deeper than the code it stands for, "
                     "which does not sit at the new block's level: cannot re-indent it")
         elided = orig[lo:hi]
-        shown = _shown_after_closers(regions[w.i + 1].lines, orig[hi] if hi < len(orig) else None)
+        shown = [] if w.i + 1 == len(regions) else \
+            _shown_after_closers(regions[w.i + 1].lines, orig[hi] if hi < len(orig) else None)
         if shown and [x.rstrip() for x in elided[-len(shown):]] == [x.rstrip() for x in shown]:
             # the snippet shows the elided code's last lines after the new block's closer (a blank
             # line, a `//`): they are those original lines, outside the block, not copies inside it
@@ -186,6 +196,29 @@ def apply_wraps(spans: list[tuple[int, int, list[str]]], regions: list[Region], 
         # the elided code joins region i's span, re-indented: spans stay one per region
         out[w.i] = (start, hi, repl + [w.extra + x if not is_blank(x) else x for x in elided])
     return out
+
+
+def block_end(orig: list[str], lo: int, level: str, hi: int | None = None) -> int:
+    """Where the code from `lo` at `level` (or deeper) ends: after its last line before the first
+    line indented less (the enclosing block's end; a closer, a dedent), blank lines after it left out."""
+    hi = len(orig) if hi is None else hi
+    end = lo
+    for j in range(lo, hi):
+        if is_blank(orig[j]):
+            continue
+        if len(indent_of(orig[j])) < len(level) or not orig[j].startswith(level):
+            break
+        end = j + 1
+    return end
+
+
+def last_statement(orig: list[str], lo: int, end: int, level: str) -> int | None:
+    """The start of the last line at exactly `level` in orig[lo:end] (a wrap that leaves the block's
+    last statement, `return rows`, after the new block), or None."""
+    for j in range(end - 1, lo - 1, -1):
+        if not is_blank(orig[j]) and indent_of(orig[j]) == level:
+            return j
+    return None
 
 
 def _shown_after_closers(lines: list[str], anchor: str | None) -> list[str]:

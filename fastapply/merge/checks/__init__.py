@@ -49,6 +49,7 @@ from fastapply.merge.checks.region_blanks import (
 from fastapply.merge.checks.region_edges import (
     defines_something,
     echoed_edge,
+    edit_into_new_block_edge,
     edge_header_renamed,
     edited_line_left_behind,
     new_definition_before_closer,
@@ -150,6 +151,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     blank_bounded_end,
     blank_bounded_start,
     echoed_edge,
+    edit_into_new_block_edge,
     edited_line_left_behind,
     new_definition_before_closer,
     edited_attribute,
