@@ -430,64 +430,23 @@ def _block(shape: Shape, wrapped: list[str], handler: list[str], end_line: str |
 
 
 def _snippet(pick: Pick, src: Source, b: Body, first: int, a: int, z: int, new_lines: list[str], edited: str,
-             shape: Shape, n_before: int, tag: str, tail: bool) -> Edit | None:
-    lines, lang = src.lines, src.language
-    shift = len(new_lines) - len(lines)
-    inner_a = a + n_before  # first wrapped row in the edited file
-    inner_z = z + n_before  # last wrapped row
+             shape: Shape, n_before: int, tag: str, tail: bool) -> Edit:
+    """Render the edited file as the agent's snippet (see the module docstring)."""
+    lang = src.language
+    shift = len(new_lines) - len(src.lines)
     block_end = z + shift  # last row of the new block (handler and closers included)
     shown = [False] * len(new_lines)
-    for r in range(b.head, b.open + 1):
-        shown[r] = True
-    ctx = pick.choice([0, 0, 1, 2])  # lines shown above the header
-    r, left = b.head, ctx
-    while left and r > 0:
-        r -= 1
-        shown[r] = True
-        left -= bool(lines[r].strip()) and lines[r].strip() not in ("}", "*/")
-    if not tail and a > b.open + 1 and a - b.open - 1 <= 3 and pick.bool():  # a docstring or `super(...)`
-        for r in range(b.open + 1, a):
-            shown[r] = True
-    # where the new block starts: a tail's split is shown by the statement before it or by the first
-    # wrapped statement (or not at all: then the snippet can be read more ways than one)
+    ctx = _show_head(pick, src.lines, b, a, tail, shown)
+    # where a tail's block starts is shown by the statement before it or by the first wrapped
+    # statement (or not at all: then the snippet can be read more ways than one)
     anchor = pick.choice(["prev", "prev", "first", "none"]) if tail else "none"
     if anchor == "prev":
-        s0, s1 = b.stmts[first - 1]
-        for r in range(s0, s1 + 1):
-            shown[r] = True
-    for r in range(a, inner_a):  # the opener(s)
-        shown[r] = True
-    for r in range(inner_z + 1, block_end + 1):  # handler and closers
-        shown[r] = True
-    # the wrapped code: one marker, its first or last statement shown beside it when there are several
-    wrapped_stmts = [(s0 + n_before, s1 + n_before) for s0, s1 in b.stmts[first:]]
-    show = "first" if anchor == "first" else pick.choice(["none", "none", "first", "last"])
-    show = show if len(wrapped_stmts) > 1 else "none"
-    if show == "first" and wrapped_stmts[0][1] - wrapped_stmts[0][0] < 3:
-        for r in range(wrapped_stmts[0][0], wrapped_stmts[0][1] + 1):
-            shown[r] = True
-        hidden_from = wrapped_stmts[0][1] + 1
-    elif show == "last" and wrapped_stmts[-1][1] - wrapped_stmts[-1][0] < 3:
-        for r in range(wrapped_stmts[-1][0], wrapped_stmts[-1][1] + 1):
-            shown[r] = True
-        hidden_from = inner_a
-    else:
-        show, hidden_from = "none", inner_a
-    while hidden_from < len(new_lines) and not new_lines[hidden_from].strip():
-        hidden_from += 1
-    # after the function: its closer, and the next definition shown whole or elided
-    end = b.end + shift
-    for r in range(block_end + 1, end + 1):
-        shown[r] = True
-    nxt = end + 1
-    while nxt < len(new_lines) and not new_lines[nxt].strip():
-        nxt += 1
-    defs = _definitions(src)
-    after = "next-elided"
-    if nxt - shift in defs and defs[nxt - shift] - (nxt - shift) < MAX_NEXT_ROWS and pick.bool():
-        for r in range(end + 1, defs[nxt - shift] + shift + 1):
-            shown[r] = True
-        after = "next-shown"
+        _show(shown, *b.stmts[first - 1])
+    _show(shown, a, a + n_before - 1)  # the opener(s)
+    _show(shown, z + n_before + 1, block_end)  # handler and closers
+    wrapped = [(s0 + n_before, s1 + n_before) for s0, s1 in b.stmts[first:]]
+    show, hidden_from = _show_wrapped(pick, a + n_before, wrapped, anchor == "first", new_lines, shown)
+    after = _show_after(pick, src, b, shift, block_end, new_lines, shown)
     breaks = frozenset({hidden_from, block_end + 1})  # the deeper marker, then an outer one right after it
     loose, drop = style(pick, new_lines, shown, a, block_end + 1)
     wording = pick.choice(WORDINGS)
@@ -497,3 +456,60 @@ def _snippet(pick: Pick, src: Source, b: Body, first: int, a: int, z: int, new_l
                + f" {'tail' if tail else 'body'} {shape.tag} handler-{tag} show-{show} {after}"
                + f" mark{WORDINGS.index(wording)}")
     return Edit(lang, src.text, edited, update, variant)
+
+
+def _show(shown: list[bool], first: int, last: int) -> None:
+    for r in range(first, last + 1):
+        shown[r] = True
+
+
+def _show_head(pick: Pick, lines: list[str], b: Body, a: int, tail: bool, shown: list[bool]) -> int:
+    """The header shown, 0-2 code lines above it, and for a whole body maybe what stays before the
+    new block (a docstring, `super(...)`); returns the lines shown above."""
+    _show(shown, b.head, b.open)
+    ctx = pick.choice([0, 0, 1, 2])
+    r, left = b.head, ctx
+    while left and r > 0:
+        r -= 1
+        shown[r] = True
+        if lines[r].strip() and lines[r].strip() not in ("}", "*/"):
+            left -= 1
+    if not tail and b.open + 1 < a <= b.open + 4 and pick.bool():
+        _show(shown, b.open + 1, a - 1)
+    return ctx
+
+
+def _show_wrapped(pick: Pick, start: int, wrapped: list[tuple[int, int]], first: bool, new_lines: list[str],
+                  shown: list[bool]) -> tuple[str, int]:
+    """The wrapped code (from row `start`, comments above its first statement included) is one
+    marker, with its first or last statement (of at most 3 lines) shown beside it when there are
+    several; returns ("none" | "first" | "last", the marker's first row)."""
+    show = "first" if first else pick.choice(["none", "none", "first", "last"])
+    show = show if len(wrapped) > 1 else "none"
+    if show == "first" and wrapped[0][1] - wrapped[0][0] < 3:
+        _show(shown, start, wrapped[0][1])  # with the comments above it
+        hidden_from = wrapped[0][1] + 1
+    elif show == "last" and wrapped[-1][1] - wrapped[-1][0] < 3:
+        _show(shown, *wrapped[-1])
+        hidden_from = start
+    else:
+        show, hidden_from = "none", start
+    while hidden_from < len(new_lines) and not new_lines[hidden_from].strip():
+        hidden_from += 1
+    return show, hidden_from
+
+
+def _show_after(pick: Pick, src: Source, b: Body, shift: int, block_end: int, new_lines: list[str],
+                shown: list[bool]) -> str:
+    """The function's closer shown, and the definition right after it shown whole (when short) or
+    left to a marker; returns "next-shown" or "next-elided"."""
+    end = b.end + shift
+    _show(shown, block_end + 1, end)
+    nxt = end + 1
+    while nxt < len(new_lines) and not new_lines[nxt].strip():
+        nxt += 1
+    defs = _definitions(src)
+    if nxt - shift in defs and defs[nxt - shift] - (nxt - shift) < MAX_NEXT_ROWS and pick.bool():
+        _show(shown, end + 1, defs[nxt - shift] + shift)
+        return "next-shown"
+    return "next-elided"

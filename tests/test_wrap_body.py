@@ -39,7 +39,8 @@ def _case(name: str, language: str, what: str, original: str, snippet: str, expe
 
 CASES: list[dict] = [
     # -- Python ------------------------------------------------------------------------------------
-    _case("py_try_whole_body", "python", "try/except around the whole body; `return []` after `return rows`", '''\
+    _case("py_try_whole_body", "python", "try/except around the whole body; `return []` after `return rows`",
+          '''\
 import logging
 
 log = logging.getLogger(__name__)
@@ -110,7 +111,8 @@ def read_rows(path):
 def count_rows(path):
     return len(read_rows(path))
 '''),
-    _case("py_if_else_tail", "python", "a method's tail in `if ...:` / `else: return None`, the line before it shown", '''\
+    _case("py_if_else_tail", "python", "a method's tail in `if ...:` / `else: return None`, the line before it "
+          "shown", '''\
 class Cache:
     def __init__(self, store):
         self._store = store
@@ -231,7 +233,8 @@ class Settings:
         path.write_text(dump(config))
 '''),
     # -- JavaScript --------------------------------------------------------------------------------
-    _case("js_try_whole_body", "javascript", "try/catch around an async function's body; `return [];` after `return rows;`",
+    _case("js_try_whole_body", "javascript", "try/catch around an async function's body; `return [];` after "
+          "`return rows;`",
           '''\
 const db = require('./db');
 
@@ -403,7 +406,8 @@ app.get('/users', async (req, res) => {
 app.listen(3000)
 '''),
     # -- TypeScript --------------------------------------------------------------------------------
-    _case("ts_try_whole_body", "typescript", "try/catch (err: unknown) around the body; `return []` after `return rows`",
+    _case("ts_try_whole_body", "typescript", "try/catch (err: unknown) around the body; `return []` after "
+          "`return rows`",
           '''\
 import { openDb, Row } from './db'
 
