@@ -137,24 +137,3 @@ def consume_back(new: list[str], orig: list[str], hi: int, lo: int) -> tuple[int
 def consume_forward(new: list[str], orig: list[str], lo: int, hi: int) -> tuple[int, int]:
     return _best_consume(new, orig, lo, hi, 1)
 
-
-def edit_into_new_block(region: list[str], paired: list[str], orig: list[str]) -> tuple[str, str] | None:
-    """A region line paired by similarity with an original line (`paired`: the original lines its
-    edges replace) at another depth, while it stands inside a block that a new line of the region
-    opens (`except DatabaseError as exc:` / `    return []`, paired with the body's `return rows`):
-    an edit of that line moved into the new block, or a new line of the block, with the original
-    line kept (in the wrapped code, or after the block)? Returns (region line, original line) or None."""
-    known = {x.strip() for x in orig if not is_blank(x)}
-    candidates = [o for o in paired if not is_blank(o) and not is_trivial(o)]
-    for k, x in enumerate(region):
-        if is_blank(x) or x.strip() in known:
-            continue
-        o = next((o for o in candidates if indent_of(o) != indent_of(x) and similar(x, o)), None)
-        if o is None:
-            continue
-        depth = len(indent_of(x))
-        opener = next((y for y in reversed(region[:k]) if not is_blank(y) and len(indent_of(y)) < depth), None)
-        if opener is not None and opener.rstrip().endswith((":", "{")) and opener.strip() not in known:
-            return x, o
-    return None
-

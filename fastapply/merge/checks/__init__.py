@@ -49,7 +49,6 @@ from fastapply.merge.checks.region_blanks import (
 from fastapply.merge.checks.region_edges import (
     defines_something,
     echoed_edge,
-    edit_into_new_block_edge,
     edge_header_renamed,
     edited_line_left_behind,
     new_definition_before_closer,
@@ -89,6 +88,7 @@ from fastapply.merge.checks.region_order import moved_across_opener, reordered_r
 # All regions placed, before the splice (LinePlan): what the markers, and the missing ones, say.
 from fastapply.merge.checks.plan_markers import (
     changes_nothing,
+    handler_rewritten_or_wrapped,
     marker_deeper_than_code,
     quoted_marker_for_nothing,
     unmarked_edge_tie,
@@ -151,7 +151,6 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     blank_bounded_end,
     blank_bounded_start,
     echoed_edge,
-    edit_into_new_block_edge,
     edited_line_left_behind,
     new_definition_before_closer,
     edited_attribute,
@@ -187,6 +186,7 @@ FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
     unmarked_tail,
     unmarked_edge_tie,
     marker_deeper_than_code,
+    handler_rewritten_or_wrapped,
     edited_opener_or_wrap,
     quoted_marker_for_nothing,
     regions_shifted_apart,

@@ -8,27 +8,12 @@ definitions before a lone closing bracket (before or after the elided members?).
 from __future__ import annotations
 
 from fastapply.merge.checks.base import RegionFit
-from fastapply.merge.edge_lines import edit_into_new_block
 from fastapply.merge.defs import parse_definitions
 from fastapply.merge.seams import opens_block
 from fastapply.merge.text import CLOSERS, dedent, indent_of, is_blank, is_trivial, line_key, similar
 
 EDITED_RATIO = 0.8  # similarity (0..1): lines this alike (same indentation) read as versions of each other
 ECHO_REACH = 2  # original lines beyond an edge that an edge line may echo
-
-
-def edit_into_new_block_edge(fit: RegionFit) -> str | None:
-    """An edge line paired by similarity with an original line at another depth while it stands in
-    a block a new line of the region opens (a handler's `return []` read as an edit of the body's
-    `return rows`): edited into the new block, or new beside it? The readings hold both."""
-    if not fit.fuzzy:
-        return None
-    paired = fit.orig[fit.start:fit.c.start] + fit.orig[fit.c.end + 1:fit.end]
-    found = edit_into_new_block(fit.c.lines, paired, fit.orig)
-    if found is None:
-        return None
-    return (f"region {fit.i + 1}'s `{found[0].strip()[:40]}` stands in a new block but pairs with "
-            f"`{found[1].strip()[:40]}` at another depth: an edit of that line, or a new one beside it?")
 
 
 def echoed_edge(fit: RegionFit) -> str | None:
