@@ -259,6 +259,9 @@ def _after_wrapped_block(lines: list[str], orig: list[str], lo: int, hi: int, w:
     return (end, stop, list(lines)), 0
 
 
+CONTINUATIONS = ("else", "elif", "except", "catch", "finally")  # lines that go on with the block before them
+
+
 def takes_from_wrapped_code(i: int, lines: list[str], span: Span, orig: list[str], lo: int, hi: int,
                             w: Wrap) -> str | None:
     """The region right after a marker wrap replaces lines of the block the wrap takes (from the
@@ -267,12 +270,20 @@ def takes_from_wrapped_code(i: int, lines: list[str], span: Span, orig: list[str
     depth. That line is either edited (and left out of the new block) or kept (the region's line is
     new, after or inside the block): refused, with the readings (wrap.py's `block_end`)."""
     end = block_end(orig, lo, w.level, hi)
-    written = {x.rstrip() for x in lines}
+    as_written = {x.rstrip() for x in lines}
+    lowered = set()
     for x in lines:  # the region's first lines inside the new block show the wrapped code's last ones
         if not is_blank(x) and not x.startswith(w.level + w.extra):
             break
-        written.add(x[len(w.extra):].rstrip())
-    odd = next((x for x in orig[span[0]:min(span[1], end)] if not is_blank(x) and x.rstrip() not in written), None)
+        lowered.add(x[len(w.extra):].rstrip())
+
+    def shown(x: str) -> bool:
+        # (a branch line such as `else:` written at the block's level goes on with the new block as
+        # much as with the wrapped code; shown one level deeper, it is the wrapped code's)
+        branch = x.strip().lstrip("}").strip().startswith(CONTINUATIONS)
+        return x.rstrip() in lowered or (x.rstrip() in as_written and not branch)
+
+    odd = next((x for x in orig[span[0]:min(span[1], end)] if not is_blank(x) and not shown(x)), None)
     if odd is None:
         return None
     return (f"region {i + 1} replaces `{odd.strip()[:40]}`, which ends the code the new block wraps, without showing "

@@ -71,6 +71,7 @@ from fastapply.merge.checks.region_indent import (
 from fastapply.merge.checks.region_wraps import (
     opener_read_both_ways,
     shifted_around_new_block,
+    shifted_onto_other_block,
     wrap_opener_anchored,
     wrapped_run_kept_elsewhere,
 )
@@ -157,6 +158,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     edge_header_renamed,
     reindented_and_shorter,
     shifted_around_new_block,
+    shifted_onto_other_block,
     marker_free_drops_lines,
     reindented_copy_kept,
     opener_read_both_ways,

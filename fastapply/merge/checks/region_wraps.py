@@ -25,6 +25,30 @@ def shifted_around_new_block(fit: RegionFit) -> str | None:
     return None
 
 
+def shifted_onto_other_block(fit: RegionFit) -> str | None:
+    """The region is placed at another indentation than written, and a line it adds there (not
+    paired) is, as the snippet writes it, an original line one level deeper than the original has
+    it elsewhere, where the placement keeps it: `try {` / `this.app = createApp()` / `} catch (e)
+    {` anchored on another function's try/catch by its opener and handler, while the line it wraps
+    stands (one level out) in a `before` block. The snippet wraps that code; the placement would
+    copy it into another block. Refused (the wrap reading, or a refusal, follows)."""
+    written, shifted, o = fit.region.lines, fit.c.lines, fit.orig
+    if written == shifted:
+        return None
+    span = {x.strip() for x in o[fit.start:fit.end] if not is_blank(x)}
+    outside: dict[str, list[str]] = {}
+    for j in list(range(0, fit.start)) + list(range(fit.end, len(o))):
+        if not is_blank(o[j]):
+            outside.setdefault(o[j].strip(), []).append(indent_of(o[j]))
+    for x in written:
+        if is_blank(x) or is_trivial(x) or x.strip() in span:
+            continue
+        if any(len(ind) < len(indent_of(x)) for ind in outside.get(x.strip(), [])):
+            return (f"region {fit.i + 1} would be shifted to fit and add `{x.strip()[:40]}`, which the original has "
+                    "one level out elsewhere and would keep: that code wrapped where it stands, or copied here?")
+    return None
+
+
 def _opener_at_wrapped_level(fit: RegionFit) -> bool:
     """A new block opener of the region, as written, stands at the indentation that the line after
     it has, once shifted, at its place in the original: written as is, the opener wraps that line.
