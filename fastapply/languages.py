@@ -269,7 +269,7 @@ def error_count(tree) -> int:
 
 # -- guessing the language from content (front-ends whose requests carry no file name) ---------------
 
-GUESS_MAX_CHARS = 64 * 1024  # the guess parses at most this much of the file (cut at a line end)
+GUESS_MAX_CHARS = 32 * 1024  # the guess parses at most this much of a file's head
 GUESS_MAX_ERROR_SHARE = 0.10  # the best grammar may leave at most this share of the bytes in errors
 GUESS_MIN_MARGIN = 0.003  # and every other family must leave at least this much (and twice its share) more
 # Grammars read supersets of each other's languages (TypeScript parses plain JavaScript, C++ most C):
@@ -279,6 +279,9 @@ GUESS_FAMILIES: tuple[tuple[str, ...], ...] = (
 _SHEBANG = {"python": "python", "node": "javascript", "nodejs": "javascript", "deno": "typescript",
             "ts-node": "typescript", "tsx": "typescript", "bun": "typescript", "sh": "bash", "bash": "bash",
             "zsh": "bash", "dash": "bash", "ruby": "ruby"}
+
+
+_TOP_LEVEL_START = re.compile(r"\n\n(?=\S)")
 
 
 @dataclass(frozen=True)
@@ -327,10 +330,14 @@ def _shebang_language(text: str) -> LanguageGuess | None:
 
 
 def _guess_sample(text: str) -> str:
+    """The head of a long file, cut where a top-level line starts after a blank line (between two
+    definitions, seldom inside a comment or a string, whose cut would leave errors in every
+    grammar), else at a line end."""
     if len(text) <= GUESS_MAX_CHARS:
         return text
-    cut = text.rfind("\n", 0, GUESS_MAX_CHARS)
-    return text[:cut + 1] if cut > 0 else text[:GUESS_MAX_CHARS]
+    cut = max((m.start() + 1 for m in _TOP_LEVEL_START.finditer(text, 0, GUESS_MAX_CHARS)), default=0)
+    cut = cut or text.rfind("\n", 0, GUESS_MAX_CHARS) + 1
+    return text[:cut] if cut > 0 else text[:GUESS_MAX_CHARS]
 
 
 def _error_share(language: str, text: str) -> float | None:

@@ -27,7 +27,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from fastapply.api import DEFAULT_ENGINE, Applier, ApplyError, ApplyResult, TextDelta
+from fastapply.api import DEFAULT_ENGINE, Applier, ApplyError, ApplyResult, Finding, TextDelta
 from fastapply.httpapi import compaction, language
 from fastapply.httpapi.errors import error_body, error_object, status_of
 from fastapply.httpapi.parse import HTTPCall, chat_call, model_names, parse_json, relace_call
@@ -122,6 +122,12 @@ class HTTPFrontEnd:
                     check_valid(done.result, call)
                     watch.done("ok")
                     return json_response(shapes.unary(done))
+                if call.anchors is not None:
+                    # Morph's SDK reads the whole stream before it expands and writes anything, and
+                    # the answer can only be checked whole: checked first, it keeps its HTTP status.
+                    held = [ev async for ev in events]
+                    check_valid(held[-1].result, call)
+                    events = _replay(held)
                 first = await anext(events)  # an error before any text still gets its HTTP status
             return EventStream(self._stream(shapes, call, first, events, watch), stop)
         except ApplyError as e:
@@ -137,23 +143,29 @@ class HTTPFrontEnd:
         A request that names no language is tried as `language.attempts` says: a try the merge
         refuses gives way to the next, and only the last try streams as it goes."""
         tries = language.attempts(call.request)
+        notes = []
+        if call.anchors is not None:
+            log.info("anchor-compacted request: the original (%d chars) rebuilt from %d placeholders",
+                     len(call.anchors.original), call.anchors.placeholders)
+            notes.append(Finding("anchors", f"Morph's anchor compaction: the original rebuilt from "
+                                            f"{call.anchors.placeholders} placeholders", "info"))
         for i, attempt in enumerate(tries):
             last = i == len(tries) - 1
             try:
-                events = list(self._tried(attempt, should_stop)) if not last else self._tried(attempt, should_stop)
-                yield from events
+                events = self._tried(attempt, notes, should_stop)
+                yield from events if last else list(events)
                 return
             except ApplyError as e:
                 if last or e.code != "refused":
                     raise
 
-    def _tried(self, attempt: language.Attempt, should_stop: Callable[[], bool]) -> Iterator[TextDelta | Done]:
+    def _tried(self, attempt: language.Attempt, notes: list[Finding],
+               should_stop: Callable[[], bool]) -> Iterator[TextDelta | Done]:
         req = attempt.request
         try:
             for ev in queued_events(self.state.applier, self.state.queue, req, should_stop):
                 if isinstance(ev, ApplyResult):
-                    if attempt.note is not None:
-                        ev.findings.insert(0, attempt.note)
+                    ev.findings[:0] = notes + ([attempt.note] if attempt.note is not None else [])
                     self.state.metrics.result(ev)
                     yield Done(ev, usage_of(req, ev, self.state.counter))
                 else:
@@ -236,6 +248,11 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
 def _too_large(size: int, max_bytes: int) -> ApplyError:
     return ApplyError("too_long", f"the request body is {size:,} bytes or more; this server accepts at most "
                                   f"{max_bytes:,} (fastapply serve --max-request-mb)")
+
+
+async def _replay(items: list) -> AsyncIterator:
+    for item in items:
+        yield item
 
 
 async def _last(events: AsyncIterator):

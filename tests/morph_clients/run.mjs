@@ -5,8 +5,9 @@
 //   mcp          @morphllm/morphmcp over stdio, its `edit_file` tool called by the MCP SDK's client
 //
 //   node run.mjs JOBS.json RESULTS.json
-// JOBS.json: {url, key, mcpRoot, jobs: [{id, client, update, instruction, original | path, options?}]}
-// RESULTS.json: {tools: [...MCP tool names], results: [{id, client, ok, error, merged?}]}
+// JOBS.json: {url, key, mcpRoot, jobs: [{id, client, update, instruction, original | path, options?, key?}]}
+// (a job's `key` replaces the API key; the MCP server reads its key once, so each key gets its own)
+// RESULTS.json: {tools: [...MCP tool names], results: [{id, client, ok, error, merged?}], mcpStderr, harnessPid}
 // The MCP server runs under no_egress.cjs (NO_EGRESS_LOG is passed on to it).
 import { readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -28,24 +29,24 @@ const spec = JSON.parse(readFileSync(jobsFile, "utf8"));
 
 async function sdkApply(job) {
   const r = await applyEdit({ originalCode: job.original, codeEdit: job.update, instruction: job.instruction },
-                            { morphApiKey: spec.key, morphApiUrl: spec.url, ...job.options });
+                            { morphApiKey: job.key ?? spec.key, morphApiUrl: spec.url, ...job.options });
   return r.success ? { ok: true, merged: r.mergedCode } : { ok: false, error: r.error, errorCode: r.errorCode };
 }
 
 async function sdkExecute(job) {
-  const client = new FastApplyClient({ apiKey: spec.key });
+  const client = new FastApplyClient({ apiKey: job.key ?? spec.key });
   const r = await client.execute({ target_filepath: basename(job.path), code_edit: job.update, instruction: job.instruction },
                                  { morphApiUrl: spec.url, baseDir: dirname(job.path), ...job.options });
   return r.success ? { ok: true } : { ok: false, error: r.error, errorCode: r.errorCode };
 }
 
-async function startMcp() {
+async function startMcp(key) {
   const stderr = [];
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: ["--require", join(here, "no_egress.cjs"), MCP_SERVER, spec.mcpRoot],
     env: {
-      PATH: process.env.PATH, HOME: process.env.HOME, MORPH_API_KEY: spec.key, MORPH_API_URL: spec.url,
+      PATH: process.env.PATH, HOME: process.env.HOME, MORPH_API_KEY: key, MORPH_API_URL: spec.url,
       DISABLED_TOOLS, WORKSPACE_ROOT: spec.mcpRoot, NODE_OPTIONS: `--require ${join(here, "no_egress.cjs")}`,
       ...(process.env.NO_EGRESS_LOG ? { NO_EGRESS_LOG: process.env.NO_EGRESS_LOG } : {}),
     },
@@ -65,7 +66,7 @@ async function mcpEdit(mcp, job) {
 }
 
 const results = [];
-let mcp = null;
+const mcps = new Map();  // API key -> {client, stderr}
 let tools = [];
 try {
   for (const job of spec.jobs) {
@@ -74,11 +75,12 @@ try {
       if (job.client === "sdk-apply") out = await sdkApply(job);
       else if (job.client === "sdk-execute") out = await sdkExecute(job);
       else if (job.client === "mcp") {
-        if (mcp === null) {
-          mcp = await startMcp();
-          tools = (await mcp.client.listTools()).tools.map((t) => t.name);
+        const key = job.key ?? spec.key;
+        if (!mcps.has(key)) {
+          mcps.set(key, await startMcp(key));
+          tools = (await mcps.get(key).client.listTools()).tools.map((t) => t.name);
         }
-        out = await mcpEdit(mcp, job);
+        out = await mcpEdit(mcps.get(key), job);
       } else throw new Error(`unknown client ${job.client}`);
     } catch (e) {
       out = { ok: false, error: `${e?.name ?? "Error"}: ${e?.message ?? e}` };
@@ -86,6 +88,7 @@ try {
     results.push({ id: job.id, client: job.client, ...out });
   }
 } finally {
-  if (mcp !== null) await mcp.client.close();
+  for (const mcp of mcps.values()) await mcp.client.close();
 }
-writeFileSync(resultsFile, JSON.stringify({ tools, results, mcpStderr: mcp ? mcp.stderr.join("") : "" }));
+const mcpStderr = [...mcps.values()].map((m) => m.stderr.join("")).join("\n");
+writeFileSync(resultsFile, JSON.stringify({ tools, results, mcpStderr, harnessPid: process.pid }));
