@@ -269,9 +269,9 @@ def error_count(tree) -> int:
 
 # -- guessing the language from content (front-ends whose requests carry no file name) ---------------
 
-GUESS_MAX_CHARS = 32 * 1024  # the guess parses at most this much of a file's head
+GUESS_MAX_CHARS = 16 * 1024  # the guess parses at most this much of a file's head
 GUESS_MAX_ERROR_SHARE = 0.10  # the best grammar may leave at most this share of the bytes in errors
-GUESS_MIN_MARGIN = 0.003  # and every other family must leave at least this much (and twice its share) more
+GUESS_MIN_MARGIN = 0.003  # the next family must leave at least max(best + this, 2 x best) in errors
 # Grammars read supersets of each other's languages (TypeScript parses plain JavaScript, C++ most C):
 # within a family the best fit wins, ties going to the first. Across families the best must win clearly.
 GUESS_FAMILIES: tuple[tuple[str, ...], ...] = (
@@ -279,9 +279,7 @@ GUESS_FAMILIES: tuple[tuple[str, ...], ...] = (
 _SHEBANG = {"python": "python", "node": "javascript", "nodejs": "javascript", "deno": "typescript",
             "ts-node": "typescript", "tsx": "typescript", "bun": "typescript", "sh": "bash", "bash": "bash",
             "zsh": "bash", "dash": "bash", "ruby": "ruby"}
-
-
-_TOP_LEVEL_START = re.compile(r"\n\n(?=\S)")
+_TOP_LEVEL_START = re.compile(r"\n\n(?=\S)")  # a blank line, then a line at column 0: where a sample is cut
 
 
 @dataclass(frozen=True)
