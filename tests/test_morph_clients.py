@@ -121,6 +121,8 @@ def _jobs(url: str, root: Path) -> tuple[list[dict], dict]:
     repeated = {"language": "markdown", "original": "# Notes\n\nThe format.\n",
                 "update": "# Notes\n\nthe first</update>\n<update>the second\n"}
     add("repeated-tags", repeated, "sdk-execute", "edit", None)
+    nested = {**repeated, "update": "<update>\n# Notes\n\nthe text\n</update>"}  # <update><update>…</update></update>
+    add("nested-tags", nested, "mcp", "edit", None)
     quoting = {"language": "python", "update": case["update"],
                "original": case["original"] + "# ⟪MORPH_CODE_BEGIN_0⟫ quoted, which the expansion would cut\n"}
     add("answer-the-sdk-would-cut", quoting, "sdk-execute", "edit", None, options={"anchorCompactionThreshold": 1})
@@ -176,6 +178,7 @@ def test_a_large_file_goes_through_anchor_compaction_exactly(run, client):
     ("wrong-token:mcp", "Authentication failed"),
     ("oversized:sdk-execute", "413"),
     ("repeated-tags:sdk-execute", "400 the <update> block holds `</update>\n<update>`"),
+    ("nested-tags:mcp", "400 nested <update> blocks"),
     ("answer-the-sdk-would-cut:sdk-execute", "422 the merged file holds ⟪MORPH_CODE_BEGIN_0⟫"),
 ])
 def test_failures_reach_the_client_and_leave_the_file_untouched(run, job_id, words):
@@ -185,12 +188,12 @@ def test_failures_reach_the_client_and_leave_the_file_untouched(run, job_id, wor
 
 
 def test_the_mcp_server_reaches_no_host_but_loopback(run):
-    # edit_file alone is listed (DISABLED_TOOLS). Each failed edit (the refusal; the wrong token,
-    # whose 401 the SDK rewords so that the server no longer sees the status) made the server try its
-    # error report, with the key and the file, and the guard refused each: nothing left the machine
+    # edit_file alone is listed (DISABLED_TOOLS). Each failed edit (the 422 refusal, the 400, the
+    # wrong token, whose 401 the SDK rewords so that the server no longer sees the status) made the
+    # server try its error report, with the key and the file; the guard refused each: nothing left
     assert run["out"]["tools"] == ["edit_file"]
     failed = [i for i in run["results"] if i.endswith(":mcp") and not run["results"][i]["ok"]]
-    assert sorted(failed) == ["refused:mcp", "wrong-token:mcp"]
+    assert sorted(failed) == ["nested-tags:mcp", "refused:mcp", "wrong-token:mcp"]
     attempts = run["egress"]
     assert [(a["host"], a["port"]) for a in attempts] == [("morphllm.com", 443)] * len(failed)
     assert all(a["pid"] != run["out"]["harnessPid"] for a in attempts)  # the SDK itself tried nothing

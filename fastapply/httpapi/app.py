@@ -143,7 +143,7 @@ class HTTPFrontEnd:
         A request that names no language is tried as `language.attempts` says: a try the merge
         refuses gives way to the next, and only the last try streams as it goes."""
         tries = language.attempts(call.request)
-        notes = []
+        notes: list[Finding] = []
         if call.anchors is not None:
             log.info("anchor-compacted request: the original (%d chars) rebuilt from %d placeholders",
                      len(call.anchors.original), call.anchors.placeholders)
