@@ -343,7 +343,7 @@ def test_forgiving_paths(url):
     assert "bare origin" in r.json()["error"]["message"]
 
 
-def test_the_default_engine_answers_client_model_names(url):
+def test_the_default_engine_answers_client_model_names():
     from test_grpc import SlowApplier
 
     from fastapply.httpapi.server import attach_http
