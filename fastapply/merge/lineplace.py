@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from fastapply.merge.anchor import Candidate, OriginalIndex, Region, order_regions, place_region
-from fastapply.merge.checks import FILE_CHECKS, REGION_CHECKS, LinePlan, RegionFit, defines_something, first_refusal
+from fastapply.merge.checks import FILE_CHECKS, REGION_CHECKS, LinePlan, RegionFit, defines_something, named_refusal
 from fastapply.merge.edge_lines import consume_back, consume_forward
 from fastapply.merge.result import (
+    OneSidedDoubt,
     CONFIDENCE_LINES_CLEAR,
     CONFIDENCE_LINES_CLOSE,
     CONFIDENCE_LINES_TIGHT,
@@ -43,7 +44,17 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
     wrapped = _place_check_splice(reading[0], orig, partial_ok, lang, (regions, reading[1]))
     if wrapped.ok:
         return wrapped
+    # (no one-sided doubt here: the wrap reading is a second side of its own)
     return Placement(None, placed.reasons + [f"read as wrapped code: {r}" for r in wrapped.reasons], final=placed.final)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a reading cannot be spliced: the reason, and the check that gave it (with its region)."""
+
+    reason: str
+    check: str = ""
+    region: int | None = None
 
 
 FINAL_WRAP = -1  # Variant.after_wrap's key for the wrap a marker ending the snippet opens
@@ -87,8 +98,8 @@ def _place_check_splice(regions: list[Region], orig: list[str], partial_ok: bool
     if error:
         return Placement(None, [error])
     read = _splice(regions, orig, choice, partial_ok, lang, wrap, None)
-    if isinstance(read, str):
-        return Placement(None, [read])
+    if isinstance(read, Refusal):
+        return Placement(None, [read.reason], doubt=_one_sided(read, regions, orig, choice, partial_ok, lang, wrap))
     out, plan, fuzzy = read
     kept_edges = (plan.head or plan.tail) and plan.loose
     confidence, doubts = _confidence(margin, fuzzy, kept_edges)
@@ -99,12 +110,45 @@ def _place_check_splice(regions: list[Region], orig: list[str], partial_ok: bool
                      reaches_end=bool(plan.spans) and plan.spans[-1][1] == len(orig) and not regions[-1].marker_after)
 
 
+def _one_sided(refused: Refusal, regions: list[Region], orig: list[str], choice: list[Candidate | None],
+               partial_ok: bool, lang: str | None, wrap) -> OneSidedDoubt | None:
+    """For a doubt with exactly two sides (`ONE_SIDED`: keep or delete the unshown head or tail; the
+    cheapest placement or the one that keeps the context together), the placement with that check
+    passed over (every other check still run) and the other side, as lines, for the caller to
+    validate: when the other side fails validation, one reading survives and is the answer."""
+    other = ONE_SIDED.get(refused.check)
+    if other is None:
+        return None
+    variant = other(refused.region, regions)
+    if variant is None:
+        return None
+    kept = _splice(regions, orig, choice, partial_ok, lang, wrap, None, skip=frozenset({refused.check}))
+    alternative = _splice(regions, orig, choice, partial_ok, lang, wrap, variant)
+    if isinstance(kept, Refusal) or isinstance(alternative, Refusal):
+        return None
+    return OneSidedDoubt(refused.reason, kept[0], alternative[0], variant.how())
+
+
+def _widest(i: int | None, regions: list[Region]) -> Variant | None:
+    r = regions[i] if i is not None else None
+    return None if r is None or r.widest is None else Variant(choice=((i, r.widest),))
+
+
+# Checks whose doubt has exactly two sides, and the Variant that reads the other one.
+ONE_SIDED = {
+    "unmarked_head": lambda i, regions: Variant(head_deleted=True),
+    "unmarked_tail": lambda i, regions: Variant(tail_deleted=True),
+    "context_split": _widest,
+}
+
+
 def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | None], partial_ok: bool,
             lang: str | None, wrap: tuple[list[Region], list[Wrap]] | None,
-            variant: Variant | None) -> tuple[list[str], LinePlan, int] | str:
+            variant: Variant | None, skip: frozenset[str] = frozenset()) -> tuple[list[str], LinePlan, int] | Refusal:
     """The placed regions spliced into the original: (lines, plan, edge lines matched by
     similarity), or the reason it fails. `variant=None` runs every check (the merge's own answer);
-    a Variant skips them and reads the snippet its way (a reading, for the judge)."""
+    a Variant skips them and reads the snippet its way (a reading, for the judge); `skip` names
+    checks passed over."""
     spans: list[Span] = []
     fuzzy = 0  # edge lines matched by similarity rather than equality
     alt = dict(variant.choice) if variant else {}
@@ -118,33 +162,33 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
         if i in after_wrap and w is not None:
             placed = _after_wrapped_block(r.lines, orig, prev_end, next_start, w, after_wrap[i])
             if isinstance(placed, str):
-                return placed
+                return Refusal(placed)
             span, f = placed
         elif c is None:
             placed = place_unanchored(i, r.lines, r.marker_before, r.marker_after, i == len(regions) - 1,
                                       orig, prev_end, next_start)
             if isinstance(placed, str):
-                return placed
+                return Refusal(placed)
             span, f = placed
             at = unanchored_at.get(i)
             if at is not None:
                 span = (span[0], span[0], span[2]) if at == "start" else (span[1], span[1], span[2])
         else:
             if c.start < prev_end:
-                return f"region {i + 1} overlaps the region before it"
+                return Refusal(f"region {i + 1} overlaps the region before it")
             fit = _fit(i, regions, c, orig, prev_end, next_start, partial_ok, lang, wrap is not None and
                        regions[i].lines is not wrap[0][i].lines)
             if variant is None:
-                refusal = first_refusal(REGION_CHECKS, fit)
-                if refusal:
-                    return refusal
+                found = named_refusal(REGION_CHECKS, fit, skip)
+                if found:
+                    return Refusal(found[1], found[0], i)
             start = c.start if variant and (i, "lead") in variant.unpaired else fit.start
             end = c.end + 1 if variant and (i, "trail") in variant.unpaired else fit.end
             span, f = (start, end, list(c.lines) + _separator_after(fit)), fit.fuzzy
         if variant is None and w is not None:
             refusal = takes_from_wrapped_code(i, wrap[0][i].lines, span, orig, prev_end, next_start, w)
             if refusal:
-                return refusal
+                return Refusal(refusal, "takes_from_wrapped_code", i)
         spans.append(span)
         fuzzy += f
 
@@ -155,13 +199,13 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
         final_end = dict(variant.after_wrap).get(FINAL_WRAP, "block") if variant else "block"
         rewrapped = apply_wraps(spans, wrap[0], regions, wrap[1], orig, final_end)
         if isinstance(rewrapped, str):
-            return rewrapped
+            return Refusal(rewrapped)
         spans = rewrapped
     plan = LinePlan(spans, regions, orig, defs, partial_ok, loose, lang, wrapped=wrap is not None)
     if variant is None:
-        refusal = first_refusal(FILE_CHECKS, plan)
-        if refusal:
-            return refusal
+        found = named_refusal(FILE_CHECKS, plan, skip)
+        if found:
+            return Refusal(found[1], found[0])
     else:
         if variant.head_deleted and spans:
             spans[0] = (0, spans[0][1], spans[0][2])
@@ -169,7 +213,7 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
             spans[-1] = (spans[-1][0], len(orig), spans[-1][2])
     out = apply_edits(orig, spans)
     if out is None:
-        return "regions of the snippet overlap in the original"
+        return Refusal("regions of the snippet overlap in the original")
     return out, plan, fuzzy
 
 
@@ -195,7 +239,7 @@ def line_readings(regions: list[Region], orig: list[str], partial_ok: bool = Fal
                 continue
         for variant in _variants(placed, orig, choice, partial_ok, lang, wrap):
             read = _splice(placed, orig, choice, partial_ok, lang, wrap, variant)
-            if isinstance(read, str) or tuple(read[0]) in seen:
+            if isinstance(read, Refusal) or tuple(read[0]) in seen:
                 continue
             seen.add(tuple(read[0]))
             out.append((", ".join(x for x in (label, variant.how()) if x and x != "as placed") or "as placed", read[0]))
@@ -227,7 +271,7 @@ def _variants(regions: list[Region], orig: list[str], choice: list[Candidate | N
         out += [Variant(unpaired=frozenset({(i, side)})) for side in ("lead", "trail")]
     if wrap is not None and any(w.i == len(regions) - 1 for w in wrap[1]):
         out.append(Variant(after_wrap=((FINAL_WRAP, "before_last"),)))
-    if not isinstance(read, str):
+    if not isinstance(read, Refusal):
         plan = read[1]
         out += [Variant(head_deleted=True)] * plan.head + [Variant(tail_deleted=True)] * plan.tail
     return out

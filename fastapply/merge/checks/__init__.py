@@ -24,6 +24,7 @@ from fastapply.merge.checks.base import (
     ShownDefinition,
     ShownMember,
     first_refusal,
+    named_refusal,
 )
 # One region placed by line anchors (RegionFit): which copy of repeated lines it means.
 from fastapply.merge.checks.region_copies import (
