@@ -159,7 +159,6 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     edge_header_renamed,
     reindented_and_shorter,
     shifted_around_new_block,
-    shifted_onto_other_block,
     marker_free_drops_lines,
     reindented_copy_kept,
     opener_read_both_ways,
@@ -179,6 +178,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     moved_across_opener,
     added_line_at_other_anchor,
     edge_run_longer_elsewhere,
+    shifted_onto_other_block,
 )
 
 # All regions placed, before they are spliced into the file (lineplace.py).
