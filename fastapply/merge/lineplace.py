@@ -73,6 +73,7 @@ class Variant:
     # or before its last statement, instead of where its lines pair (wrap.py); (FINAL_WRAP,
     # "before_last"): the snippet's final wrap leaves its block's last statement out
     after_wrap: tuple[tuple[int, str], ...] = ()
+    separator_flipped: frozenset[int] = frozenset()  # regions whose blank line after new definitions is flipped
     head_deleted: bool = False
     tail_deleted: bool = False
 
@@ -84,6 +85,7 @@ class Variant:
         parts += [(f"region {i + 1} after the wrapped code" if i >= 0 else "the snippet's last new block") +
                   (", its last statement left out of the block" if at == "before_last" else "")
                   for i, at in self.after_wrap]
+        parts += [f"region {i + 1}'s blank line after its new code flipped" for i in sorted(self.separator_flipped)]
         parts += ["the lines above it deleted"] * self.head_deleted + ["the lines below it deleted"] * self.tail_deleted
         return ", ".join(parts) or "as placed"
 
@@ -184,7 +186,10 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
                     return Refusal(found[1], found[0], i)
             start = c.start if variant and (i, "lead") in variant.unpaired else fit.start
             end = c.end + 1 if variant and (i, "trail") in variant.unpaired else fit.end
-            span, f = (start, end, list(c.lines) + _separator_after(fit)), fit.fuzzy
+            sep = _separator_after(fit)
+            if variant and i in variant.separator_flipped:
+                sep = [] if sep else _blank_if_new_code_meets(fit)
+            span, f = (start, end, list(c.lines) + sep), fit.fuzzy
         if variant is None and w is not None:
             refusal = takes_from_wrapped_code(i, wrap[0][i].lines, span, orig, prev_end, next_start, w)
             if refusal:
@@ -269,6 +274,7 @@ def _variants(regions: list[Region], orig: list[str], choice: list[Candidate | N
         if _wrap_before(i + 1, wrap) is not None:  # the other place, with the wrapped code after it
             out += [Variant(choice=((i, x),), after_wrap=((i + 1, "end"),)) for x in picks]
         out += [Variant(unpaired=frozenset({(i, side)})) for side in ("lead", "trail")]
+        out.append(Variant(separator_flipped=frozenset({i})))
     if wrap is not None and any(w.i == len(regions) - 1 for w in wrap[1]):
         out.append(Variant(after_wrap=((FINAL_WRAP, "before_last"),)))
     if not isinstance(read, Refusal):
@@ -396,6 +402,16 @@ def _separator_after(fit: RegionFit) -> list[str]:
     if sep == 0 or not defines_something(fit.new_trail, fit.lang):
         return []
     return [""] * min(sep, sum(1 for x in o[fit.c.end + 1:fit.end] if is_blank(x)))
+
+
+def _blank_if_new_code_meets(fit: RegionFit) -> list[str]:
+    """One blank line, where the region's new definitions end right against original code (a
+    reading: the snippet did not write the separator the file has between definitions)."""
+    o = fit.orig
+    if not fit.new_trail or is_blank(fit.new_trail[-1]) or fit.end >= len(o) or is_blank(o[fit.end]) or \
+            o[fit.end].strip() in CLOSERS or not defines_something(fit.new_trail, fit.lang):
+        return []
+    return [""]
 
 
 def _opened_by_new_lines(earlier: list[Region], lead: list[str], orig: list[str]) -> int:
