@@ -70,6 +70,7 @@ from fastapply.merge.checks.region_indent import (
 )
 # ... a new block around original code (the wrap reading).
 from fastapply.merge.checks.region_wraps import (
+    lone_statement_opener,
     opener_read_both_ways,
     shifted_around_new_block,
     shifted_onto_other_block,
@@ -179,6 +180,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     added_line_at_other_anchor,
     edge_run_longer_elsewhere,
     shifted_onto_other_block,
+    lone_statement_opener,
 )
 
 # All regions placed, before they are spliced into the file (lineplace.py).
