@@ -106,3 +106,4 @@ def reindented_copy_beside(plan: LinePlan) -> str | None:
                     "indentation right next to the original's, which stay: code moved into or out of a block, "
                     "with the old copies kept?")
     return None
+
