@@ -112,6 +112,11 @@ def _place_check_splice(regions: list[Region], orig: list[str], partial_ok: bool
                      reaches_end=bool(plan.spans) and plan.spans[-1][1] == len(orig) and not regions[-1].marker_after)
 
 
+def _skipped(skip: tuple[str, int | None] | None, region: int | None) -> frozenset[str]:
+    """The check names to pass over for this region (or, region None, for the file checks)."""
+    return frozenset({skip[0]}) if skip is not None and skip[1] == region else frozenset()
+
+
 def _one_sided(refused: Refusal, regions: list[Region], orig: list[str], choice: list[Candidate | None],
                partial_ok: bool, lang: str | None, wrap) -> OneSidedDoubt | None:
     """For a doubt with exactly two sides (`ONE_SIDED`: keep or delete the unshown head or tail; the
@@ -124,7 +129,7 @@ def _one_sided(refused: Refusal, regions: list[Region], orig: list[str], choice:
     variant = other(refused.region, regions)
     if variant is None:
         return None
-    kept = _splice(regions, orig, choice, partial_ok, lang, wrap, None, skip=frozenset({refused.check}))
+    kept = _splice(regions, orig, choice, partial_ok, lang, wrap, None, skip=(refused.check, refused.region))
     alternative = _splice(regions, orig, choice, partial_ok, lang, wrap, variant)
     if isinstance(kept, Refusal) or isinstance(alternative, Refusal):
         return None
@@ -146,11 +151,11 @@ ONE_SIDED = {
 
 def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | None], partial_ok: bool,
             lang: str | None, wrap: tuple[list[Region], list[Wrap]] | None,
-            variant: Variant | None, skip: frozenset[str] = frozenset()) -> tuple[list[str], LinePlan, int] | Refusal:
+            variant: Variant | None, skip: tuple[str, int | None] | None = None) -> tuple[list[str], LinePlan, int] | Refusal:
     """The placed regions spliced into the original: (lines, plan, edge lines matched by
     similarity), or the reason it fails. `variant=None` runs every check (the merge's own answer);
-    a Variant skips them and reads the snippet its way (a reading, for the judge); `skip` names
-    checks passed over."""
+    a Variant skips them and reads the snippet its way (a reading, for the judge); `skip` is one
+    check passed over: (its name, the region it judges, or None for a file check)."""
     spans: list[Span] = []
     fuzzy = 0  # edge lines matched by similarity rather than equality
     alt = dict(variant.choice) if variant else {}
@@ -181,7 +186,7 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
             fit = _fit(i, regions, c, orig, prev_end, next_start, partial_ok, lang, wrap is not None and
                        regions[i].lines is not wrap[0][i].lines)
             if variant is None:
-                found = named_refusal(REGION_CHECKS, fit, skip)
+                found = named_refusal(REGION_CHECKS, fit, _skipped(skip, i))
                 if found:
                     return Refusal(found[1], found[0], i)
             start = c.start if variant and (i, "lead") in variant.unpaired else fit.start
@@ -208,7 +213,7 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
         spans = rewrapped
     plan = LinePlan(spans, regions, orig, defs, partial_ok, loose, lang, wrapped=wrap is not None)
     if variant is None:
-        found = named_refusal(FILE_CHECKS, plan, skip)
+        found = named_refusal(FILE_CHECKS, plan, _skipped(skip, None))
         if found:
             return Refusal(found[1], found[0])
     else:
