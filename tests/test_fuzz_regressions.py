@@ -76,6 +76,9 @@ WRONG_BEFORE = [  # (pattern, seed, index): the rule that now refuses or places 
     ("wrap_tail", 51, 683),    # lone_statement_opener: a lone `try:` and a marker, read onto a `try:` 100 lines on
     ("wrap_tail", 51, 1165),   # the same, `with self._lock:` placed on the original's (changes nothing)
     ("wrap_body", 53, 481),    # wrap._separator_shown_after: the wrapped code's blank lines are the region's (exact)
+    ("wrap_tail", 90001, 735),  # takes_from_wrapped_code: only the region's head shows the block's lines
+    ("wrap_tail", 90001, 1458),  # edited_opener_before_marker: `if (isReady()) {` over `if (user) {`
+    ("wrap_tail", 90001, 1759),  # the same (Go: `if err := validate(); err == nil {`)
 ]
 
 

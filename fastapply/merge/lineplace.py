@@ -325,7 +325,14 @@ def takes_from_wrapped_code(i: int, lines: list[str], span: Span, orig: list[str
     depth. That line is either edited (and left out of the new block) or kept (the region's line is
     new, after or inside the block): refused, with the readings (wrap.py's `block_end`)."""
     end = block_end(orig, lo, w.level, hi)
-    as_written = {x.rstrip() for x in lines}
+    # (only the region's head can show the block's lines: its lines before the first one that
+    # leaves the block; a `return q` further down, in the next method, shows nothing here)
+    head = []
+    for x in lines:
+        if not is_blank(x) and (len(indent_of(x)) < len(w.level) or not x.startswith(w.level)):
+            break
+        head.append(x)
+    as_written = {x.rstrip() for x in head}
     lowered = set()
     for x in lines:  # the region's first lines inside the new block show the wrapped code's last ones
         if not is_blank(x) and not x.startswith(w.level + w.extra):

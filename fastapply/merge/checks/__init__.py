@@ -100,6 +100,7 @@ from fastapply.merge.checks.plan_markers import (
 )
 # ... indentation where the regions meet the kept file.
 from fastapply.merge.checks.plan_indent import (
+    edited_opener_before_marker,
     broken_indentation_seam,
     edited_opener_or_wrap,
     regions_shifted_apart,
@@ -200,6 +201,7 @@ FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
     definition_added_again,
     header_deleted_body_kept,
     reindented_copy_beside,
+    edited_opener_before_marker,
 )
 
 # A marker-free snippet's definitions matched to the original's by name (tree.py).
