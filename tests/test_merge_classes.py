@@ -1,5 +1,5 @@
 """Issue 15's classes of silent wrong merges, one small case per language where the class applies:
-each merges exactly or is refused with the named check's reason (fastapply/merge/checks.py)."""
+each merges exactly or is refused with the named check's reason (fastapply/merge/checks/)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The second to tenth rounds of `evals.fuzz` classes (issue 15): small synthetic edits in the
 shapes that came back silently wrong from the merge. Each must now merge exactly or be refused;
-every one of them was returned wrong, with exit 0, before its checks (fastapply/merge/checks.py,
+every one of them was returned wrong, with exit 0, before its checks (fastapply/merge/checks/,
 anchor.py, unanchored.py, core.py, markers.py, tree.py, whole_defs.py, edge_lines.py)."""
 
 from __future__ import annotations

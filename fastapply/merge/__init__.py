@@ -27,4 +27,4 @@ def structural_merge(original: str, update: str, language: str | None = None, pa
     if result.ok:
         return replace(result, readings=(Reading(result.text, result.method or "merge"),))
     lang = result.language or detect_language(language, path, original)
-    return replace(result, readings=refusal_readings(original, update, lang))
+    return replace(result, readings=refusal_readings(original, update, lang, path))

@@ -53,6 +53,9 @@ class Region:
     # placements dearer than the candidates' margin (checks.tied_alternative weighs what they explain)
     dearer: list[Candidate] = field(default_factory=list)
     blank_head: int = 0  # blank lines the snippet starts with (dropped from the first region; see checks.unmarked_head)
+    # the solid placement that keeps the most context, even one whose cost is only estimated (a
+    # reading of its own when it is not the cheapest: checks.context_split refuses then)
+    widest: Candidate | None = None
 
 
 class OriginalIndex:
@@ -169,6 +172,7 @@ def place_region(region: Region, idx: OriginalIndex, edge: str | None = None) ->
     contenders = [c for c in found if not c.estimated and (c.solid or c.lines == lines)]
     region.contested = bool(exact) and bool(contenders) and contenders[0].cost < exact[0].cost
     region.best_context = max((c.context for c in solid), default=0)
+    region.widest = max(solid, key=lambda c: (c.context, -c.cost), default=None)
     found = exact
     if not found:
         return []

@@ -13,7 +13,7 @@ from fastapply.languages import detect_language, parse, unparsable
 from fastapply.markers import comment_read_as_marker, marker_flags
 from fastapply.merge.anchor import Region
 from fastapply.merge.inline import fill_inline_markers
-from fastapply.merge.lineplace import merge_lines
+from fastapply.merge.lineplace import line_readings, merge_lines
 from fastapply.merge.members import merge_members
 from fastapply.merge.result import (
     CONFIDENCE_IDENTITY,
@@ -194,4 +194,15 @@ def _defined_twice(edit: _Edit, merged: list[str]) -> str | None:
         if n > before[(path, name, header)] >= 1 and shown[header] < 2:
             return f"`{header[:60]}` would be in the file twice (the original has it once): misplaced?"
     return None
+
+
+def snippet_readings(original: str, update: str, language: str | None, path: str | None) -> list[tuple[str, str]]:
+    """(how, whole file) for each reading of the snippet by line anchors (lineplace.line_readings),
+    unchecked and unvalidated; [] when the request cannot be read (empty, unparsable original)."""
+    lang = detect_language(language, path, original)
+    edit = _read(original, update, lang)
+    if isinstance(edit, MergeResult):
+        return []
+    found = line_readings(edit.regions, edit.orig_lines, partial_ok=edit.n_markers == 0, lang=lang)
+    return [(how, edit.text(lines)) for how, lines in found]
 

@@ -7,6 +7,8 @@ restates a definition whole over the rest of the old one; `splice.py` writes the
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from fastapply.merge.anchor import Candidate, OriginalIndex, Region, order_regions, place_region
 from fastapply.merge.checks import FILE_CHECKS, REGION_CHECKS, LinePlan, RegionFit, defines_something, first_refusal
 from fastapply.merge.edge_lines import consume_back, consume_forward
@@ -42,6 +44,27 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
     return wrapped if wrapped.ok else placed
 
 
+@dataclass(frozen=True)
+class Variant:
+    """How one reading departs from the placement the checks judge (see `line_readings`): another
+    placement for some regions, edge lines inserted beside the original lines they were paired with
+    (which stay), and the unshown head or tail deleted instead of kept."""
+
+    choice: tuple[tuple[int, Candidate], ...] = ()  # (region index, another of its candidates)
+    unpaired: frozenset[tuple[int, str]] = frozenset()  # (anchored region, "lead" | "trail") inserted, not paired
+    unanchored_at: tuple[tuple[int, str], ...] = ()  # (unanchored region, "start" | "end" of the lines it pairs)
+    head_deleted: bool = False
+    tail_deleted: bool = False
+
+    def how(self) -> str:
+        parts = [f"region {i + 1} at line {c.start + 1}" for i, c in self.choice]
+        parts += [f"region {i + 1}'s {side} lines added, not edits" for i, side in sorted(self.unpaired)]
+        parts += [f"region {i + 1} added {'before' if at == 'start' else 'after'} the lines it resembles"
+                  for i, at in self.unanchored_at]
+        parts += ["the lines above it deleted"] * self.head_deleted + ["the lines below it deleted"] * self.tail_deleted
+        return ", ".join(parts) or "as placed"
+
+
 def _place_check_splice(regions: list[Region], orig: list[str], partial_ok: bool, lang: str | None,
                         wrap: tuple[list[Region], list[Wrap]] | None = None) -> Placement:
     """One reading of the snippet: place each region, check, splice. wrap: the snippet's own regions
@@ -51,8 +74,30 @@ def _place_check_splice(regions: list[Region], orig: list[str], partial_ok: bool
     choice, margin, error = _place_regions(regions, orig, partial_ok)
     if error:
         return Placement(None, [error])
+    read = _splice(regions, orig, choice, partial_ok, lang, wrap, None)
+    if isinstance(read, str):
+        return Placement(None, [read])
+    out, plan, fuzzy = read
+    kept_edges = (plan.head or plan.tail) and plan.loose
+    confidence, doubts = _confidence(margin, fuzzy, kept_edges)
+    if wrap is not None:
+        doubts.append("read a marker indented deeper than the code it stands for as that code, re-indented "
+                      "into the new block")
+    return Placement(out, doubts, confidence,
+                     reaches_end=bool(plan.spans) and plan.spans[-1][1] == len(orig) and not regions[-1].marker_after)
+
+
+def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | None], partial_ok: bool,
+            lang: str | None, wrap: tuple[list[Region], list[Wrap]] | None,
+            variant: Variant | None) -> tuple[list[str], LinePlan, int] | str:
+    """The placed regions spliced into the original: (lines, plan, edge lines matched by
+    similarity), or the reason it fails. `variant=None` runs every check (the merge's own answer);
+    a Variant skips them and reads the snippet its way (a reading, for the judge)."""
     spans: list[Span] = []
     fuzzy = 0  # edge lines matched by similarity rather than equality
+    alt = dict(variant.choice) if variant else {}
+    unanchored_at = dict(variant.unanchored_at) if variant else {}
+    choice = [alt.get(i, c) for i, c in enumerate(choice)]
     for i, (r, c) in enumerate(zip(regions, choice)):
         prev_end = spans[-1][1] if spans else 0
         next_start = next((choice[j].start for j in range(i + 1, len(regions)) if choice[j] is not None), len(orig))
@@ -60,15 +105,23 @@ def _place_check_splice(regions: list[Region], orig: list[str], partial_ok: bool
             placed = place_unanchored(i, r.lines, r.marker_before, r.marker_after, i == len(regions) - 1,
                                       orig, prev_end, next_start)
             if isinstance(placed, str):
-                return Placement(None, [placed])
+                return placed
             span, f = placed
+            at = unanchored_at.get(i)
+            if at is not None:
+                span = (span[0], span[0], span[2]) if at == "start" else (span[1], span[1], span[2])
         else:
+            if c.start < prev_end:
+                return f"region {i + 1} overlaps the region before it"
             fit = _fit(i, regions, c, orig, prev_end, next_start, partial_ok, lang, wrap is not None and
                        regions[i].lines is not wrap[0][i].lines)
-            refusal = first_refusal(REGION_CHECKS, fit)
-            if refusal:
-                return Placement(None, [refusal])
-            span, f = (fit.start, fit.end, list(c.lines) + _separator_after(fit)), fit.fuzzy
+            if variant is None:
+                refusal = first_refusal(REGION_CHECKS, fit)
+                if refusal:
+                    return refusal
+            start = c.start if variant and (i, "lead") in variant.unpaired else fit.start
+            end = c.end + 1 if variant and (i, "trail") in variant.unpaired else fit.end
+            span, f = (start, end, list(c.lines) + _separator_after(fit)), fit.fuzzy
         spans.append(span)
         fuzzy += f
 
@@ -78,22 +131,92 @@ def _place_check_splice(regions: list[Region], orig: list[str], partial_ok: bool
     if wrap is not None:
         rewrapped = apply_wraps(spans, wrap[0], regions, wrap[1], orig)
         if isinstance(rewrapped, str):
-            return Placement(None, [rewrapped])
+            return rewrapped
         spans = rewrapped
     plan = LinePlan(spans, regions, orig, defs, partial_ok, loose, lang, wrapped=wrap is not None)
-    refusal = first_refusal(FILE_CHECKS, plan)
-    if refusal:
-        return Placement(None, [refusal])
+    if variant is None:
+        refusal = first_refusal(FILE_CHECKS, plan)
+        if refusal:
+            return refusal
+    else:
+        if variant.head_deleted and spans:
+            spans[0] = (0, spans[0][1], spans[0][2])
+        if variant.tail_deleted and spans:
+            spans[-1] = (spans[-1][0], len(orig), spans[-1][2])
     out = apply_edits(orig, spans)
     if out is None:
-        return Placement(None, ["regions of the snippet overlap in the original"])
-    kept_edges = (plan.head or plan.tail) and loose
-    confidence, doubts = _confidence(margin, fuzzy, kept_edges)
-    if wrap is not None:
-        doubts.append("read a marker indented deeper than the code it stands for as that code, re-indented "
-                      "into the new block")
-    return Placement(out, doubts, confidence,
-                     reaches_end=bool(spans) and spans[-1][1] == len(orig) and not regions[-1].marker_after)
+        return "regions of the snippet overlap in the original"
+    return out, plan, fuzzy
+
+
+def line_readings(regions: list[Region], orig: list[str], partial_ok: bool = False,
+                  lang: str | None = None) -> list[tuple[str, list[str]]]:
+    """Whole-file readings of the snippet by line anchors, without the refusal checks: the cheapest
+    placement as it is spliced, then each doubt the checks weigh taken the other way, one at a
+    time (another placement of one region, a region's paired edge lines kept and its own inserted,
+    an unshown head or tail deleted), each as the snippet reads and, where a marker reads as
+    wrapped code (wrap.py), as that too. Pairs of (how, lines), deduplicated, in that order."""
+    out: list[tuple[str, list[str]]] = []
+    seen: set[tuple[str, ...]] = set()
+    readings = [(list(regions), None, "")]
+    wrapped = None if partial_ok else wrap_reading(regions, orig, lang)
+    if wrapped is not None:
+        readings.append((wrapped[0], (regions, wrapped[1]), "the deeper marker read as wrapped code"))
+    for placed, wrap, label in readings:
+        placed = [replace(r, candidates=[]) for r in placed]
+        choice, _, error = _place_regions(placed, orig, partial_ok)
+        if error:
+            choice = _cheapest_in_order(placed)
+            if choice is None:
+                continue
+        for variant in _variants(placed, orig, choice, partial_ok, lang, wrap):
+            read = _splice(placed, orig, choice, partial_ok, lang, wrap, variant)
+            if isinstance(read, str) or tuple(read[0]) in seen:
+                continue
+            seen.add(tuple(read[0]))
+            out.append((", ".join(x for x in (label, variant.how()) if x and x != "as placed") or "as placed", read[0]))
+    return out
+
+
+ALTERNATIVES = 3  # other placements tried per region for the readings
+
+
+def _variants(regions: list[Region], orig: list[str], choice: list[Candidate | None], partial_ok: bool,
+              lang: str | None, wrap) -> list[Variant]:
+    """The placement as chosen, then one doubt at a time taken the other way (see line_readings)."""
+    base = Variant()
+    read = _splice(regions, orig, choice, partial_ok, lang, wrap, base)
+    out = [base]
+    for i, (r, c) in enumerate(zip(regions, choice)):
+        if c is None:
+            out += [Variant(unanchored_at=((i, "start"),)), Variant(unanchored_at=((i, "end"),))]
+            continue
+        others = [x for x in r.candidates + r.dearer if x is not c]
+        picks = others[:ALTERNATIVES]
+        if r.widest is not None and all((x.start, x.end) != (r.widest.start, r.widest.end) for x in picks + [c]):
+            picks.append(r.widest)
+        out += [Variant(choice=((i, x),)) for x in picks]
+        out += [Variant(unpaired=frozenset({(i, side)})) for side in ("lead", "trail")]
+    if not isinstance(read, str):
+        plan = read[1]
+        out += [Variant(head_deleted=True)] * plan.head + [Variant(tail_deleted=True)] * plan.tail
+    return out
+
+
+def _cheapest_in_order(regions: list[Region]) -> list[Candidate | None] | None:
+    """Each anchored region's cheapest candidate that starts after the previous one ends, or None."""
+    out: list[Candidate | None] = []
+    pos = -1
+    for r in regions:
+        if not r.candidates:
+            out.append(None)
+            continue
+        c = next((c for c in sorted(r.candidates, key=lambda c: (c.cost, c.start)) if c.start > pos), None)
+        if c is None:
+            return None
+        out.append(c)
+        pos = c.end
+    return out
 
 
 def _place_regions(regions: list[Region], orig: list[str],

@@ -10,19 +10,32 @@ list is deduplicated, best (cheapest) first, and capped (`MAX_READINGS`).
 from __future__ import annotations
 
 from fastapply.merge.candidates import candidate_texts
+from fastapply.merge.core import snippet_readings
 from fastapply.merge.result import Reading
 from fastapply.validate import validate
 
 MAX_READINGS = 8  # a judge scores each one: more would cost seconds each on a CPU
 
 
-def refusal_readings(original: str, update: str, language: str | None, limit: int = MAX_READINGS) -> tuple[Reading, ...]:
-    """The readings of a snippet the merge refused, each validated; at most `limit`."""
+def refusal_readings(original: str, update: str, language: str | None, path: str | None = None,
+                     limit: int = MAX_READINGS) -> tuple[Reading, ...]:
+    """The readings of a snippet the merge refused, each validated, first as the merge placed it; at
+    most `limit`. The line-anchor readings first (they know wraps, edges, head and tail), then the
+    candidate placements (`candidates.py`), which also cover marker-free snippets."""
+    found = snippet_readings(original, update, language, path)
+    found += [("cheapest placement" if i == 0 else f"placement {i + 1}", t)
+              for i, t in enumerate(candidate_texts(original, update, limit=limit))]
     out: list[Reading] = []
-    for i, text in enumerate(candidate_texts(original, update, limit=limit)):
+    seen = {original}
+    for how, text in found:
+        if text in seen:
+            continue
+        seen.add(text)
         if any(f.severity == "error" for f in validate(original, update, text, language)):
             continue
-        out.append(Reading(text, "cheapest placement" if i == 0 else f"placement {i + 1}"))
+        out.append(Reading(text, how))
+        if len(out) == limit:
+            break
     return tuple(out)
 
 

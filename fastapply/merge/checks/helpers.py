@@ -1,0 +1,51 @@
+"""Line helpers that rules in several modules share (a helper used by one module lives there)."""
+
+from __future__ import annotations
+
+from difflib import SequenceMatcher
+
+from fastapply.merge.checks.base import RegionFit
+from fastapply.merge.text import is_blank, is_trivial
+
+ATTRIBUTE_STARTS = ("@", "#[", "#![")  # line starts of attributes, decorators and annotations
+
+
+def added_lines(lines: list[str], span: list[str]) -> list[str]:
+    """A region's non-trivial lines that do not stand, as written, in the original span it covers:
+    its new (or moved, or re-indented) lines."""
+    kept = {x.rstrip() for x in span}
+    return [x for x in lines if not is_trivial(x) and x.rstrip() not in kept]
+
+
+def rests_on_common_lines(fit: RegionFit) -> bool:
+    """Every original line that anchors the region, as written, is a common one (`try:`, `}`)."""
+    span_keys = {x.rstrip() for x in fit.orig[fit.start:fit.end]}
+    shown = {y.rstrip() for y in fit.c.lines}
+    return all(is_trivial(x) for x in fit.orig[fit.c.start:fit.c.end + 1] if x.rstrip() in span_keys and
+               x.rstrip() in shown)
+
+
+def trim_blank_ends(lines: list[str]) -> list[str]:
+    """The lines without the blank lines at either end."""
+    code = [k for k, x in enumerate(lines) if not is_blank(x)]
+    return [x.rstrip() for x in lines[code[0]:code[-1] + 1]] if code else []
+
+
+def deletions_at_edges(a: list[str], b: list[str]) -> list[tuple[str, list[str], list[str]]]:
+    """Where a region (a, from its first to its last anchor) matched against its original span (b)
+    starts (ends) with matching lines and then original lines it lacks: ("first" | "last", those
+    matching lines, the deleted original lines), in that order."""
+    ops = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    out = []
+    for side, edge in (("first", ops[:2]), ("last", ops[::-1][:2])):
+        if len(edge) == 2 and edge[0][0] == "equal" and edge[1][0] == "insert":
+            _, i1, i2, _, _ = edge[0]
+            _, _, _, k1, k2 = edge[1]
+            out.append((side, a[i1:i2], b[k1:k2]))
+    return out
+
+
+def anchor_span(fit: RegionFit) -> tuple[list[str], list[str]]:
+    """The region's lines from its first anchor to its last, and the original span they sit on."""
+    c = fit.c
+    return [x.rstrip() for x in c.lines[c.first:c.last + 1]], [x.rstrip() for x in fit.orig[c.start:c.end + 1]]

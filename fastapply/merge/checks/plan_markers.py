@@ -1,0 +1,115 @@
+"""File rules (context: `LinePlan`): what the snippet's markers, and the missing ones, say.
+
+A snippet placed where it changes nothing, code above the first or below the last region with no
+marker there, a region that only the missing marker put at the file's edge, a marker deeper than
+the code it stands for (wrapped?), and a marker that stands for nothing but is an original comment.
+"""
+
+from __future__ import annotations
+
+from fastapply.merge.checks.base import LinePlan
+from fastapply.merge.checks.helpers import trim_blank_ends
+from fastapply.merge.text import indent_of, is_blank, occurrences
+from fastapply.merge.wrap import marker_wrap
+
+
+def changes_nothing(plan: LinePlan) -> str | None:
+    """A snippet with markers is sent to change something: placed where it changes nothing, it may
+    belong elsewhere (two swapped lines shown without context read as the original's order). An
+    edit already applied is the exception: when every region occurs once in the original, verbatim
+    (at the indentation it is written with), there is nowhere else it could go, and the file comes
+    back unchanged (an agent's retry or a re-run codemod is idempotent)."""
+    if plan.partial_ok or not all(plan.orig[start:end] == repl for start, end, repl in plan.spans):
+        return None
+    if all(occurrences(plan.orig, repl) == 1 and trim_blank_ends(repl) == trim_blank_ends(r.lines)
+           for (_, _, repl), r in zip(plan.spans, plan.regions)):
+        return None  # (as written: a region shifted to fit was not written for that place)
+    return "placed where it fits, the snippet changes nothing: is it meant for another place?"
+
+
+def unmarked_head(plan: LinePlan) -> str | None:
+    """Markers elsewhere but none before the first region: the lines above may be kept or deleted
+    (unless the markers are loose: then they are kept, with a doubt, but not when the snippet starts
+    with more blank lines than the original has right above the region's place: those are new, or
+    the file's own first lines, the code between them and the region deleted)."""
+    if not plan.head:
+        return None
+    above = 0
+    while above < plan.spans[0][0] and is_blank(plan.orig[plan.spans[0][0] - above - 1]):
+        above += 1
+    if not plan.loose or plan.regions[0].blank_head > above:
+        return ("the snippet has markers but none before its first region, which is not at the "
+                "top of the file: keep or delete the lines above it?")
+    return None
+
+
+def unmarked_tail(plan: LinePlan) -> str | None:
+    """Markers elsewhere but none after the last region, which does not reach the file's end: the lines
+    below may be kept or deleted (loose markers keep them, with a doubt)."""
+    if plan.tail and not plan.loose:
+        return ("the snippet has markers but none after its last region, which is not at the "
+                "end of the file: keep or delete the lines below it?")
+    return None
+
+
+def unmarked_edge_tie(plan: LinePlan) -> str | None:
+    """A first (last) region with no marker before (after) it fits as well elsewhere as at the file's
+    top (end): only the missing marker chose the edge, and a missing edge marker is itself no
+    statement (see unmarked_head: writers leave them out), so it cannot pick between two copies."""
+    spans = plan.spans
+    for i, r in enumerate(plan.regions):
+        lo = spans[i - 1][1] if i > 0 else 0
+        hi = spans[i + 1][0] if i + 1 < len(spans) else len(plan.orig)
+        tie = next((s for s, e in r.edge_ties if lo <= s and e < hi), None)  # in order with the other regions
+        if tie is not None:
+            edge = "end" if i == len(spans) - 1 and not r.marker_after else "top"  # (as lineplace claims it)
+            return (f"region {i + 1} fits at line {tie + 1} as well as at the {edge} of the file, where only the "
+                    "missing marker puts it: which copy does it edit?")
+    return None
+
+
+def marker_deeper_than_code(plan: LinePlan) -> str | None:
+    """A marker inside a new block (wrap.marker_wrap), indented deeper than the first line of the
+    code it stands for, says "this code, one level deeper": wrapped in the block. The plain reading
+    keeps that code where it was, so it is refused here (the wrap reading, wrap.py, is tried next).
+    Placed so that it stands for no code at all (a shown line of the wrapped code paired, by
+    similarity, with the line it stood for), it wraps nothing: refused too. A column-0 marker is
+    loose and says nothing about depth."""
+    orig_keys = {x.rstrip() for x in plan.orig}
+    for i, r in enumerate(plan.regions):
+        if not r.marker_after or not r.after_indent or \
+                marker_wrap(r.lines, r.after_indent, orig_keys, plan.lang) is None:
+            continue
+        lo = plan.spans[i][1]
+        hi = plan.spans[i + 1][0] if i + 1 < len(plan.spans) else len(plan.orig)
+        first = next((x for x in plan.orig[lo:hi] if not is_blank(x)), None)
+        if first is None and i + 1 < len(plan.spans) and not plan.wrapped:
+            return (f"the marker after region {i + 1} sits inside a new block but stands for no original line "
+                    "(the regions around it meet): which code does the block wrap?")
+        if first is not None and len(r.after_indent) > len(indent_of(first)) and \
+                r.after_indent.startswith(indent_of(first)):
+            return (f"the marker after region {i + 1} is indented deeper than the code it stands for "
+                    f"(`{first.strip()[:50]}`): is that code re-indented (wrapped in a new block)?")
+    return None
+
+
+def quoted_marker_for_nothing(plan: LinePlan) -> str | None:
+    """A marker that, as placed, stands for no original line (it ends the snippet after a region
+    that reaches the file's end, starts it before one at the top, or sits between regions that
+    meet), while the original has that very line (`        # ...`) as a comment: the snippet may
+    quote that comment with its new code, and then the merge would drop it. A marker for nothing
+    is harmless only if it is one; here the snippet does not say."""
+    have = {x.rstrip() for x in plan.orig}
+    n = len(plan.spans)
+    for i, r in enumerate(plan.regions):
+        gaps = []
+        if r.marker_before and i == 0:
+            gaps.append((r.before_line, plan.orig[:plan.spans[0][0]]))
+        if r.marker_after:
+            hi = plan.spans[i + 1][0] if i + 1 < n else len(plan.orig)
+            gaps.append((r.after_line, plan.orig[plan.spans[i][1]:hi]))
+        for line, stands_for in gaps:
+            if line in have and all(is_blank(x) for x in stands_for):
+                return (f"the marker `{line.strip()[:40]}` stands for no original line where the snippet is placed, "
+                        "and the original has that very line as a comment: the comment, or a marker?")
+    return None

@@ -1,0 +1,113 @@
+"""Region rules (context: `RegionFit`): blank lines at a region's edge, next to a marker.
+
+Blank-line runs that do not match the original's there: new blank lines, or context for a
+deletion next to them? New lines before (after) fewer blank lines than the original has: did they
+replace one? New lines bounded only by blank lines: do they replace the original's next lines too?
+"""
+
+from __future__ import annotations
+
+from fastapply.merge.checks.base import RegionFit
+from fastapply.merge.text import is_blank
+
+BLANK_BOUNDED_RUN = 2  # lines: an original run this short, up to a blank line, may be replaced by new lines
+
+
+def new_blank_lines_at_start(fit: RegionFit) -> str | None:
+    """The region starts, after a marker, with more blank lines than the original has before its first
+    anchor, at a place not preceded by a blank line: new blank lines, or context for a deletion right after
+    them?"""
+    o, start = fit.orig, fit.start
+    if fit.region.marker_before and start > fit.prev_end and not is_blank(o[start - 1]) and \
+            blank_run(fit.lead, blank=True) > blank_run(o[start:fit.c.start], blank=True):
+        return (f"region {fit.i + 1} starts with blank lines the original does not have there: "
+                "new blank lines, or a deletion right after them?")
+    return None
+
+
+def new_blank_lines_at_end(fit: RegionFit) -> str | None:
+    """The region ends, before a marker, with more blank lines than the original has after its last anchor,
+    at a place not followed by a blank line: new blank lines, or context for a deletion right before them?"""
+    o, end = fit.orig, fit.end
+    if fit.region.marker_after and end < fit.next_start and not is_blank(o[end]) and \
+            blank_run(fit.trail[::-1], blank=True) > blank_run(o[fit.c.end + 1:end][::-1], blank=True):
+        return (f"region {fit.i + 1} ends with blank lines the original does not have there: "
+                "new blank lines, or a deletion right before them?")
+    return None
+
+
+def new_lines_before_blanks(fit: RegionFit) -> str | None:
+    """New lines followed, before the marker, by fewer blank lines than the original has there: did they
+    replace a blank line, or go in front of all of them?"""
+    trail, end = fit.trail, fit.end
+    if fit.region.marker_after and end < fit.next_start and is_blank(fit.orig[end]) and trail and \
+            is_blank(trail[-1]) and any(not is_blank(x) for x in trail):
+        return (f"region {fit.i + 1}: new lines before blank lines that do not match the original's "
+                "count: replacing a blank line, or inserted?")
+    return None
+
+
+def new_lines_after_blanks(fit: RegionFit) -> str | None:
+    """New lines preceded, after the marker, by fewer blank lines than the original has there: did they
+    replace a blank line, or go after all of them?"""
+    lead, start = fit.lead, fit.start
+    if fit.region.marker_before and start > fit.prev_end and is_blank(fit.orig[start - 1]) and lead and \
+            is_blank(lead[0]) and any(not is_blank(x) for x in lead):
+        return (f"region {fit.i + 1}: new lines after blank lines that do not match the original's "
+                "count: replacing a blank line, or inserted?")
+    return None
+
+
+def blank_then_new_lines(fit: RegionFit) -> str | None:
+    """The region's new lines after its last paired line start with a blank line, and the original
+    has a blank line right there, which stays: is the snippet's blank line that one (and the new
+    lines go after it), or a new one (and the file gets two)?"""
+    new_trail, end = fit.new_trail, fit.end
+    if fit.region.marker_after and new_trail and is_blank(new_trail[0]) and end < fit.next_start and \
+            is_blank(fit.orig[end]) and any(not is_blank(x) for x in new_trail):
+        return (f"region {fit.i + 1}: its new lines start with a blank line where the original has one: "
+                "the same blank line, or another?")
+    return None
+
+
+def blank_bounded_end(fit: RegionFit) -> str | None:
+    """New lines whose only context towards the marker after them is blank lines: they may also replace the
+    original's next line or two (a short run that ends at a blank line)."""
+    if fit.region.marker_after and _blank_bounded(fit.trail, fit.orig, fit.end, fit.next_start, +1):
+        return (f"region {fit.i + 1} ends with new lines and only blank lines before the marker: "
+                "do they also replace the original's next lines?")
+    return None
+
+
+def blank_bounded_start(fit: RegionFit) -> str | None:
+    """New lines whose only context towards the marker before them is blank lines: they may also replace the
+    original's line or two above (a short run after a blank line)."""
+    if fit.region.marker_before and _blank_bounded(fit.lead[::-1], fit.orig, fit.start - 1, fit.prev_end - 1, -1):
+        return (f"region {fit.i + 1} starts with only blank lines before new lines: "
+                "do they also replace the original's lines above?")
+    return None
+
+
+def _blank_bounded(edge: list[str], orig: list[str], at: int, stop: int, step: int) -> bool:
+    """edge (snippet lines from the anchor outwards) is new lines then only blank lines, and the
+    original, from `at` outwards, has a short run of 1-2 non-blank lines ending at a blank line."""
+    if not edge or not is_blank(edge[-1]):
+        return False
+    k = len(edge)
+    while k > 0 and is_blank(edge[k - 1]):
+        k -= 1
+    if k == 0:
+        return False  # only blank lines: handled by the blank-line checks
+    j, run = at, 0
+    while (j < stop if step > 0 else j > stop) and not is_blank(orig[j]) and run <= BLANK_BOUNDED_RUN:
+        j += step
+        run += 1
+    return 0 < run <= BLANK_BOUNDED_RUN and (j < stop if step > 0 else j > stop) and is_blank(orig[j])
+
+
+def blank_run(lines: list[str], blank: bool) -> int:
+    """Length of the leading run of lines that are blank (blank=True) or not (blank=False)."""
+    n = 0
+    while n < len(lines) and is_blank(lines[n]) == blank:
+        n += 1
+    return n

@@ -1,0 +1,173 @@
+"""Region rules (context: `RegionFit`): deletions that a placement implies and the snippet does not show.
+
+Lines a marker-free snippet skips over, a deletion whose end is a repeated line or run (which copy
+ends it?), a doubled line that may be the ends of two runs, a region that only adds blank lines,
+a deletion far larger than the region, one next to a common anchor that may as well be new.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from difflib import SequenceMatcher
+
+from fastapply.merge.checks.base import RegionFit
+from fastapply.merge.checks.helpers import ATTRIBUTE_STARTS, anchor_span, deletions_at_edges, trim_blank_ends
+from fastapply.merge.diff import edit_distance
+from fastapply.merge.text import is_blank, is_trivial, occurrences
+
+MARKER_FREE_DROP_MIN = 3  # lines a marker-free region may drop unshown ...
+MARKER_FREE_DROP_SHARE = 4  # ... or one line in this many of its span, whichever is more
+# A placement deleting more than max(DELETION_MIN lines, DELETION_RATIO x the region's lines) unshown
+# lines next to an anchor that repeats inside the span is refused.
+DELETION_MIN, DELETION_RATIO = 10, 3
+REPEAT_COPIES = 5  # further copies of a deleting region's edge line checked for a tie
+
+
+def marker_free_drops_lines(fit: RegionFit) -> str | None:
+    """A snippet without markers is a targeted edit: it does not silently drop what it skips over."""
+    if fit.partial_ok:
+        shown = set(x.strip() for x in fit.c.lines)
+        dropped = sum(1 for x in fit.orig[fit.start:fit.end] if not is_blank(x) and x.strip() not in shown)
+        if dropped > max(MARKER_FREE_DROP_MIN, (fit.end - fit.start) // MARKER_FREE_DROP_SHARE):
+            return (f"the snippet has no markers but would replace {dropped} original lines it "
+                    "does not show: a partial snippet, or a deletion?")
+    return None
+
+
+def _deleted(fit: RegionFit) -> int:
+    """Net deletion the placement implies: non-blank original lines in the span that the region does
+    not show, less the new lines it adds (an edited line is a replacement, not a deletion)."""
+    shown = {x.rstrip() for x in fit.c.lines}
+    span = {x.rstrip() for x in fit.orig[fit.start:fit.end]}
+    gone = sum(1 for x in fit.orig[fit.start:fit.end] if not is_blank(x) and x.rstrip() not in shown)
+    added = sum(1 for x in fit.c.lines if not is_blank(x) and x.rstrip() not in span)
+    return max(0, gone - added)
+
+
+def deletion_edge_repeats(fit: RegionFit) -> str | None:
+    """The placement deletes lines right next to its last (first) anchor, with no more context
+    beyond the deletion than the lone line (or, for a large deletion, the run of lines) at that
+    edge, and that line (run) occurs again, whole, further down (up) in the gap, where the region
+    would fit as well (explaining as many of its lines): where the deletion ends is a tie between
+    the copies, not a choice."""
+    c = fit.c
+    if c.first == c.last:
+        return None
+    keys = [x.rstrip() for x in fit.orig]
+    rk, span = anchor_span(fit)
+    # A run of several lines identifies its place better than a lone line: it ties only when the
+    # deletion is large (whole tests between copies of a shared tail: deleting a family of similar
+    # tests shows the tail they share, so the nearest copy, the reading that deletes least, is a
+    # guess as often as not). A closer (`}`) adds nothing to a run (`return x` / `}` is as common as
+    # `return x`), and a blank line next to the deletion belongs to either side of it, so neither
+    # counts or is matched.
+    big = _deleted(fit) > sum(1 for x in rk if x)
+    alts = []
+    for side, run, _ in reversed(deletions_at_edges(rk, span)):  # (the last anchor's copies first)
+        if sum(1 for x in run if not is_trivial(x)) > 1 and not big:
+            continue
+        run = trim_blank_ends(run)  # (its other end is an anchor, never blank)
+        if not run:
+            continue
+        if side == "last":
+            alts += [(c.start, e) for e in range(c.end + 1, fit.next_start)
+                     if keys[e - len(run) + 1:e + 1] == run][:REPEAT_COPIES]
+        else:
+            alts += [(t, c.end) for t in range(c.start - 1, max(fit.prev_end, 0) - 1, -1)
+                     if keys[t:t + len(run)] == run][:REPEAT_COPIES]
+    for s, e in alts:
+        d = edit_distance(rk, keys[s:e + 1])
+        if d is not None and (len(rk) + e - s + 1 - d) // 2 >= c.matched:
+            edge = keys[c.end if s == c.start else c.start].strip()
+            return (f"region {fit.i + 1} deletes lines up to `{edge[:40]}`, which occurs again at line "
+                    f"{(e if s == c.start else s) + 1}: which copy ends the deletion?")
+    return None
+
+
+def line_doubled(fit: RegionFit) -> str | None:
+    """The region shows a line twice in a row (`#[doc(hidden)]` / `#[doc(hidden)]`, blank lines
+    between or not) while its span holds it fewer times, and its lines up to the first (from the
+    second) stand, as a run, before (after) its place too: a doubled line, or the ends of two runs
+    (one definition's attributes and the next one's; two tests' last asserts) with the lines between
+    deleted? Which copies are meant is not shown. (Where the lines up to the first are unique, only
+    the doubled reading places them; a common line such as `}` proves nothing either way.) Other
+    lines than attributes count only when the region shows nothing else: a literal's item copied
+    next to itself, shown with its neighbours, is placed by them."""
+    lines, o = fit.c.lines, fit.orig
+    keys = [x.rstrip() for x in o]
+    have = Counter(keys[fit.start:fit.end])
+    want = Counter(x.rstrip() for x in lines)
+    code = [p for p, x in enumerate(lines) if not is_blank(x)]  # (a blank line between them changes nothing)
+    for p, q in zip(code, code[1:]):
+        k = lines[p].rstrip()
+        if k != lines[q].rstrip() or is_trivial(k) or want[k] <= have[k]:
+            continue
+        if not k.strip().startswith(ATTRIBUTE_STARTS) and any(lines[j].rstrip() != k for j in code):
+            continue  # (a statement or an item doubled among other lines is an edit like any other)
+        head = trim_blank_ends([x.rstrip() for x in lines[:p + 1]])
+        tail = trim_blank_ends([x.rstrip() for x in lines[q:]])
+        if occurrences(keys[max(fit.prev_end, 0):fit.start], head) or \
+                occurrences(keys[fit.end:fit.next_start], tail):
+            return (f"region {fit.i + 1} shows `{k.strip()[:40]}` twice in a row, once more than the original "
+                    "has there: a doubled line, or the ends of two runs with the code between them deleted?")
+    return None
+
+
+def only_blank_lines_added(fit: RegionFit) -> str | None:
+    """Where it fits, the region only adds blank lines, and its context is not unique in the file: a
+    snippet is rarely sent to add a blank line; more likely it shows a deletion (the lines between
+    two blank lines gone) up to another copy of its first or last line (`@Override`)."""
+    c, o = fit.c, fit.orig
+    shown = [x.rstrip() for x in c.lines if not is_blank(x)]
+    span = [x.rstrip() for x in o[fit.start:fit.end] if not is_blank(x)]
+    if shown != span or sum(1 for x in c.lines if is_blank(x)) <= sum(1 for x in o[fit.start:fit.end] if is_blank(x)):
+        return None
+    for edge, which in ((o[c.start].rstrip(), "first"), (o[c.end].rstrip(), "last")):
+        if sum(1 for x in o if x.rstrip() == edge) > 1:
+            return (f"region {fit.i + 1} only adds blank lines where it fits, and its {which} line occurs elsewhere "
+                    "too: does it show a deletion at another place?")
+    return None
+
+
+def implied_deletion_too_large(fit: RegionFit) -> str | None:
+    """A short region whose placement deletes many more lines than it shows, with an anchor line that
+    repeats inside the span (so a nearer copy could end it): a two-line region spanning 32 lines is a
+    guess, not an edit the snippet shows."""
+    c, o = fit.c, fit.orig
+    shown = sum(1 for x in c.lines if not is_blank(x))
+    deleted = _deleted(fit)
+    if deleted <= max(DELETION_MIN, DELETION_RATIO * shown):
+        return None
+    keys = [x.rstrip() for x in o[c.start:c.end + 1]]
+    if keys.count(keys[0]) > 1 or keys.count(keys[-1]) > 1:
+        return (f"region {fit.i + 1} shows {shown} lines but its placement would delete {deleted} original lines "
+                "it does not show, between anchors that repeat inside that span: refusing to guess")
+    # Each anchor is the nearest copy; the lines that bound the largest deleted run must be unique in
+    # the file, even at another indentation (a re-indented line matching a deeper copy further down,
+    # or a lone `@Override` that stands above many methods, is no bound). A `}` there is the nearest
+    # at its indentation (checked above): the end of the block the region rewrites.
+    region = [x.rstrip() for x in c.lines[c.first:c.last + 1]]
+    runs = [(j1, j2) for tag, _, _, j1, j2 in SequenceMatcher(None, region, keys, autojunk=False).get_opcodes()
+            if tag in ("insert", "replace")]
+    j1, j2 = max(runs, key=lambda r: sum(1 for x in keys[r[0]:r[1]] if x), default=(0, 0))
+    stripped = [x.strip() for x in keys]
+    everywhere = Counter(x.strip() for x in o)
+    for j in (j1 - 1, j2):
+        if 0 <= j < len(keys) and not is_trivial(keys[j]) and everywhere[stripped[j]] > 1:
+            return (f"region {fit.i + 1} shows {shown} lines but its placement would delete {deleted} original "
+                    f"lines it does not show, up to `{stripped[j][:40]}`, which occurs elsewhere too: "
+                    "refusing to guess")
+    return None
+
+
+def deletion_after_common_anchor(fit: RegionFit) -> str | None:
+    """The region's first (last) anchor is a common line (`}`, blank lines), the placement deletes
+    original code right after (before) it, and the snippet's new lines left a bracket open: that `}`
+    may as well be new (closing the block the snippet opened), and then nothing is deleted."""
+    if fit.c.first == fit.c.last or fit.opened <= 0:
+        return None
+    for _, run, gone in deletions_at_edges(*anchor_span(fit)):
+        if all(is_blank(x) or is_trivial(x) for x in run) and any(not is_blank(x) for x in gone):
+            return (f"region {fit.i + 1} would delete original code next to `{run[0].strip() or run[-1].strip()}`, "
+                    "a common line that may as well be new: refusing to guess")
+    return None

@@ -1,0 +1,106 @@
+"""Region rules (context: `RegionFit`): the new lines at a region's edge, next to a marker.
+
+Is an edge line new, or an edit of the original line just beyond the span (which would stay)?
+An echo of the next original line, an edited version of it, a renamed block header, new
+definitions before a lone closing bracket (before or after the elided members?).
+"""
+
+from __future__ import annotations
+
+from fastapply.merge.checks.base import RegionFit
+from fastapply.merge.defs import parse_definitions
+from fastapply.merge.seams import opens_block
+from fastapply.merge.text import CLOSERS, dedent, indent_of, is_blank, is_trivial, line_key, similar
+
+EDITED_RATIO = 0.8  # similarity (0..1): lines this alike (same indentation) read as versions of each other
+ECHO_REACH = 2  # original lines beyond an edge that an edge line may echo
+
+
+def echoed_edge(fit: RegionFit) -> str | None:
+    """The first snippet line left over after an edge equals an original line just beyond the edge:
+    the lines in between may have been deleted, or the snippet line is new."""
+    if _echo(fit.new_trail, fit.orig, fit.end, fit.next_start, +1) or \
+            _echo(fit.new_lead[::-1], fit.orig, fit.start - 1, fit.prev_end - 1, -1):
+        return (f"region {fit.i + 1}: a line at its edge also occurs just beyond it in the original; "
+                "inserted, or are the lines between deleted?")
+    return None
+
+
+def _echo(left: list[str], orig: list[str], at: int, stop: int, step: int) -> bool:
+    """The first non-blank leftover snippet line equals one of the next two original lines."""
+    first = next((x for x in left if not is_blank(x)), None)
+    if first is None:
+        return False
+    j = at + step
+    for _ in range(ECHO_REACH):
+        if not (j < stop if step > 0 else j > stop):
+            return False
+        if orig[j].rstrip() == first.rstrip():
+            return True
+        j += step
+    return False
+
+
+def edited_line_left_behind(fit: RegionFit) -> str | None:
+    """The region edits lines at its edge (paired by similarity), and its first or last new line
+    there is, by the same token, an edited version of the original line just beyond the span, which
+    would stay: the edit reaches that line too (a rename through the last lines), or it is new."""
+    if not fit.fuzzy:
+        return None
+    o = fit.orig
+    sides = []
+    if fit.region.marker_after:
+        code = [x for x in fit.new_trail if not is_blank(x)]
+        beyond = next((o[j] for j in range(fit.end, fit.next_start) if not is_blank(o[j])), None)
+        sides += [(x, beyond) for x in code[:1] + code[-1:]]
+    if fit.region.marker_before:
+        code = [x for x in fit.new_lead if not is_blank(x)]
+        beyond = next((o[j] for j in range(fit.start - 1, max(fit.prev_end, 0) - 1, -1) if not is_blank(o[j])), None)
+        sides += [(x, beyond) for x in code[:1] + code[-1:]]
+    for new, old in sides:
+        if new is not None and old is not None and new.rstrip() != old.rstrip() and \
+                indent_of(new) == indent_of(old) and not is_trivial(new) and similar(new, old, EDITED_RATIO):
+            return (f"region {fit.i + 1} edits lines at its edge, and its `{new.strip()[:40]}` looks like an edit of "
+                    f"the next original line `{old.strip()[:40]}`, which would stay: replaced, or added?")
+    return None
+
+
+def new_definition_before_closer(fit: RegionFit) -> str | None:
+    """New definitions next to a marker followed only by a closing bracket: before or after the
+    elided members? (Statements keep the order the snippet shows; a member's place is convention.)"""
+    if any(not is_blank(x) for x in fit.new_trail) and fit.region.marker_after and fit.next_region is not None:
+        nxt = [x.strip() for x in fit.next_region.lines if not is_blank(x)]
+        if nxt and all(x in CLOSERS for x in nxt) and defines_something(fit.new_trail, fit.lang):
+            return (f"region {fit.i + 1} ends with new lines next to a marker that is followed only "
+                    "by a closing bracket: they could go before or after the elided code")
+    return None
+
+
+def defines_something(lines: list[str], lang: str | None) -> bool:
+    """Whether new lines contain a whole definition (a method, a function). Statements keep the
+    order the snippet shows; where a new member goes relative to elided members is a matter of
+    convention, so that case is refused. Without a grammar, assume it does."""
+    body = [x for x in lines if not is_blank(x)]
+    while body and body[0].strip() in CLOSERS:
+        body.pop(0)
+    if not body:
+        return False
+    if lang is None:
+        return True
+    found = parse_definitions(dedent(body)[0], lang)
+    return found is None or bool(found)
+
+
+def edge_header_renamed(fit: RegionFit) -> str | None:
+    """An edge line that opens a definition or block was paired, by similarity, with an original
+    one of another name (`g() {` over `h() {`): that renames `h`, which the snippet does not show;
+    more likely `g` is new and goes next to it."""
+    o = fit.orig
+    pairs = list(zip(reversed(fit.lead), reversed(o[fit.start:fit.c.start]))) + \
+        list(zip(fit.trail, o[fit.c.end + 1:fit.end]))
+    for x, y in pairs:
+        if x.strip() != y.strip() and opens_block(x, fit.lang) and opens_block(y, fit.lang) and \
+                line_key(x) != line_key(y):
+            return (f"region {fit.i + 1} would turn `{y.strip()[:40]}` into `{x.strip()[:40]}`: a rename the "
+                    "snippet does not show, or a new block next to the old one?")
+    return None

@@ -1,0 +1,100 @@
+"""Region rules (context: `RegionFit`): a new block around original code (the wrap reading, wrap.py).
+
+A region that opens a block around lines the original has one level out is a wrap, not a paste
+at another indentation, nor new code anchored on a few lines that repeat at the new depth; its new
+opener is not an original one (`try:`), and a lone common opener may read both ways.
+"""
+
+from __future__ import annotations
+
+from fastapply.merge.checks.base import RegionFit
+from fastapply.merge.checks.helpers import rests_on_common_lines
+from fastapply.merge.seams import opens_block
+from fastapply.merge.text import indent_of, is_blank, is_trivial
+from fastapply.merge.wrap import shown_wrap
+
+
+def shifted_around_new_block(fit: RegionFit) -> str | None:
+    """The region is placed at another indentation than written, and it opens a new block around
+    original lines written one level deeper: it wraps that code (the wrap reading, wrap.py), it
+    was not pasted at another indentation."""
+    if fit.c.lines != fit.region.lines and (shown_wrap(fit.region.lines, fit.orig, fit.lang) is not None or
+                                            _opener_at_wrapped_level(fit)):
+        return (f"region {fit.i + 1} would be shifted to fit, but it wraps original code in a new block: "
+                "re-indented code, not a paste at another indentation")
+    return None
+
+
+def _opener_at_wrapped_level(fit: RegionFit) -> bool:
+    """A new block opener of the region, as written, stands at the indentation that the line after
+    it has, once shifted, at its place in the original: written as is, the opener wraps that line.
+    (shown_wrap asks the file at large, and a line such as `request(app)` may stand at the deeper
+    level elsewhere.)"""
+    written, shifted = fit.region.lines, fit.c.lines
+    span = {x.rstrip() for x in fit.orig[fit.start:fit.end]}
+    for k, line in enumerate(written):
+        if is_blank(line) or not opens_block(line, fit.lang) or shifted[k].rstrip() in span:
+            continue  # (an original opener, placed on itself, wraps nothing new)
+        nxt = next((j for j in range(k + 1, len(written)) if not is_blank(written[j])), None)
+        if nxt is not None and len(indent_of(written[nxt])) > len(indent_of(line)) and \
+                shifted[nxt].rstrip() in span and indent_of(shifted[nxt]) == indent_of(line):
+            return True
+    return False
+
+
+def opener_read_both_ways(fit: RegionFit) -> str | None:
+    """The region rests on common lines only, its block opener (`try:`) among them, and that opener
+    reads as a new block too: the line after it stands in the original one level out and never at
+    its depth (wrap.shown_wrap: `return` wrapped in `try:`). An edit inside the original block, or a
+    new block around that line? Nothing but a common line places it."""
+    r, c, o = fit.region, fit.c, fit.orig
+    if fit.lowered or c.lines != r.lines or not rests_on_common_lines(fit):
+        return None
+    shown = shown_wrap(r.lines, o, fit.lang)
+    if shown is None or shown[0] not in (c.first, c.last):
+        return None
+    at = c.start if shown[0] == c.first else c.end
+    if o[at].rstrip() != r.lines[shown[0]].rstrip():
+        return None
+    inner = next(x for x in r.lines[shown[0] + 1:] if not is_blank(x))  # (shown_wrap found it)
+    return (f"region {fit.i + 1} rests only on `{o[at].strip()[:30]}` (line {at + 1}), which reads as a new block "
+            f"around `{inner.strip()[:30]}` as well: an edit inside the original block, or a new one?")
+
+
+def wrap_opener_anchored(fit: RegionFit) -> str | None:
+    """Under the wrap reading of a block shown whole (wrap.shown_wrap), its opener is new: the
+    lines after it stand in the original at the opener's level, outside any such block. Placed with
+    that opener as its first or last anchor, the region rests on another block's `try:` (elsewhere,
+    or deleting the lines between it and the wrapped code)."""
+    k, c = fit.region.new_opener, fit.c
+    if not fit.lowered or k is None or k not in (c.first, c.last):
+        return None
+    return (f"region {fit.i + 1} wraps code in a new `{c.lines[k].strip()[:30]}` block, but that line would be "
+            f"placed on the original's line {(c.start if k == c.first else c.end) + 1}: which block is new?")
+
+
+def wrapped_run_kept_elsewhere(fit: RegionFit) -> str | None:
+    """The region, as written, opens a new block around lines that the original has, one level out,
+    as one run in the region's gap, and the placement keeps that run, or its end: the wrap was read
+    as new code anchored on a few lines that repeat by chance at their new depth (TypeScript
+    overload headers wrapped in `try {`, the last lines paired with a type literal's; the context
+    after the block, `store.setState(...)`, paired with the wrapped run's own first lines rather
+    than the next call's), and the wrapped code would stand twice. Refused, the wrap reading
+    (wrap.py) places it on its code."""
+    r, c, o = fit.region, fit.c, fit.orig
+    if fit.lowered or c.lines != r.lines:
+        return None
+    shown = shown_wrap(r.lines, o, fit.lang)
+    if shown is None:
+        return None
+    k, end, extra = shown
+    inner = [x[len(extra):].rstrip() for x in r.lines[k + 1:end] if not is_blank(x)]
+    if sum(1 for x in inner if not is_trivial(x)) < 2:
+        return None
+    rows = [j for j in range(max(fit.prev_end, 0), fit.next_start) if not is_blank(o[j])]
+    keys = [o[j].rstrip() for j in rows]
+    for p in range(len(keys) - len(inner) + 1):
+        if keys[p:p + len(inner)] == inner and not fit.start <= rows[p] <= rows[p + len(inner) - 1] < fit.end:
+            return (f"region {fit.i + 1} wraps `{inner[0].strip()[:40]}` and the lines after it in a new block, "
+                    f"but the original has them at line {rows[p] + 1}, which would stay: which code is wrapped?")
+    return None
