@@ -129,36 +129,72 @@ def _common_suffix(seqs: Sequence[Sequence], stop: int) -> int:
 
 def window_input(original: str, update: str, readings: Sequence[str], context: int = CONTEXT_LINES,
                  snippet_whole: int = SNIPPET_WHOLE_LINES) -> JudgeInput:
-    """The lines where the readings differ, with `context` shared lines on each side; the original
-    cropped to the lines that window stands on in reading 1 (a line alignment), the snippet to
-    the regions that touch it when it is longer than `snippet_whole` lines."""
+    """The hunks where the readings differ, each with `context` shared lines on both sides; hunks
+    farther apart than `GAP_MIN_LINES` are joined by one gap line in the snippet's marker style
+    (the same in every answer: the lines it stands for are the same in every reading). The
+    original is cropped to the lines the hunks stand on in reading 1 (a line alignment), the
+    snippet to the regions that touch them when it is longer than `snippet_whole` lines."""
     lines = [r.splitlines(keepends=True) for r in readings]
-    head = common_prefix(lines)
-    tail = _common_suffix(lines, head)
-    start = max(0, head - context)
-    cut = max(0, tail - context)  # shared lines dropped at the end of every reading
-    answers = tuple("".join(ls[start:len(ls) - cut]) for ls in lines)
-    end = len(lines[0]) - cut
+    gap_min = 2 * context
+    aligned = [SequenceMatcher(None, lines[0], other, autojunk=False).get_opcodes() for other in lines[1:]]
+    hunks = _hunks([(i1, i2) for ops in aligned for tag, i1, i2, _, _ in ops if tag != "equal"],
+                   len(lines[0]), context, gap_min)
+    gap = _gap_line(update, original)
+    answers = [_cut(lines[0], hunks, gap)]
+    for other, ops in zip(lines[1:], aligned):
+        answers.append(_cut(other, [_map_span(ops, a, b, len(other)) for a, b in hunks], gap))
     orig = original.splitlines(keepends=True)
-    o_start, o_end = _map_window(lines[0], orig, start, end)
-    kept = lines[0][start:end]
-    return JudgeInput("".join(orig[o_start:o_end]), _crop_snippet(update, original, kept, snippet_whole),
-                      answers, (start, end))
+    to_orig = SequenceMatcher(None, lines[0], orig, autojunk=False).get_opcodes()
+    cropped = _cut(orig, [_map_span(to_orig, a, b, len(orig)) for a, b in hunks], gap)
+    kept = [ln for a, b in hunks for ln in lines[0][a:b]]
+    return JudgeInput(cropped, _crop_snippet(update, original, kept, snippet_whole), tuple(answers),
+                      (hunks[0][0], hunks[-1][1]))
 
 
-def _map_window(reading: list[str], original: list[str], start: int, end: int) -> tuple[int, int]:
-    """The original's lines [a, b) that reading lines [start, end) stand on: equal runs map line by
-    line; a changed run maps to the whole of its original counterpart."""
-    ops = SequenceMatcher(None, reading, original, autojunk=False).get_opcodes()
+def _hunks(spans: list[tuple[int, int]], n: int, context: int, gap_min: int) -> list[tuple[int, int]]:
+    """Differing line spans of reading 1 widened by `context` lines and merged where they overlap
+    or stand fewer than `gap_min` lines apart."""
+    out: list[tuple[int, int]] = []
+    for i1, i2 in sorted(spans):
+        a, b = max(0, i1 - context), min(n, i2 + context)
+        if out and a - out[-1][1] < gap_min:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out or [(0, n)]
+
+
+def _map_span(ops, start: int, end: int, n: int) -> tuple[int, int]:
+    """The lines [a, b) of the second sequence of an alignment that lines [start, end) of the first
+    stand on: equal runs map line by line; a changed run maps to the whole of its counterpart."""
     a = b = None
     for tag, i1, i2, j1, j2 in ops:
-        if a is None and (i1 <= start < i2 or (start == i2 == i1)):
+        if a is None and (i1 <= start < i2 or start == i1 == i2):
             a = j1 + (start - i1) if tag == "equal" else j1
-        if i1 < end <= i2 or (end == i1 == i2):
+        if i1 < end <= i2 or end == i1 == i2:
             b = j1 + (end - i1) if tag == "equal" else j2
     a = 0 if a is None else a
-    b = len(original) if b is None else b
+    b = n if b is None else b
     return a, max(a, b)
+
+
+def _cut(lines: list[str], spans: list[tuple[int, int]], gap: str) -> str:
+    """The lines of `spans`, with `gap` between two spans that do not touch."""
+    parts: list[str] = []
+    for k, (a, b) in enumerate(spans):
+        if k and a > spans[k - 1][1]:
+            parts.append(gap)
+        parts.extend(lines[a:b])
+    return "".join(parts)
+
+
+def _gap_line(update: str, original: str) -> str:
+    """One line standing for the lines left out between hunks: the snippet's first marker, unindented."""
+    lines = update.splitlines()
+    for line, is_marker in zip(lines, marker_flags(lines, original.splitlines())):
+        if is_marker:
+            return line.strip() + "\n"
+    return "...\n"
 
 
 def _crop_snippet(update: str, original: str, window_lines: list[str], snippet_whole: int) -> str:
@@ -193,11 +229,12 @@ def _crop_snippet(update: str, original: str, window_lines: list[str], snippet_w
     return kept if kept.strip() and any(not f for f in flags) else update
 
 
-def judge_input(req: ApplyRequest, readings: Sequence[str], mode: str = MODE) -> JudgeInput:
+def judge_input(req: ApplyRequest, readings: Sequence[str], mode: str = MODE,
+                context: int = CONTEXT_LINES) -> JudgeInput:
     if mode == "whole":
         return JudgeInput(req.original, req.update, tuple(readings))
     if mode == "window":
-        return window_input(req.original, req.update, readings)
+        return window_input(req.original, req.update, readings, context)
     raise ValueError(f"judge mode must be one of {', '.join(MODES)}, not {mode!r}")
 
 
@@ -210,15 +247,19 @@ def over_cap(count: int) -> str | None:
 
 
 def judge(scorer: Scorer, req: ApplyRequest, readings: Sequence[str], mode: str = MODE,
-          threshold: float = MARGIN_NATS, max_scored: int = MAX_SCORED_TOKENS) -> Verdict:
+          threshold: float | None = None, max_scored: int | None = None,
+          context: int = CONTEXT_LINES) -> Verdict:
     """Score each reading under `scorer`'s apply prompt and decide. Raises ApplyError: 'refused'
     above the readings cap or the scored-token cap, 'too_long' when the prompt and a reading do
-    not fit the model's context (nothing is truncated)."""
+    not fit the model's context (nothing is truncated). `threshold` and `max_scored` default to
+    `MARGIN_NATS` and `MAX_SCORED_TOKENS`."""
+    threshold = MARGIN_NATS if threshold is None else threshold
+    max_scored = MAX_SCORED_TOKENS if max_scored is None else max_scored
     too_many = over_cap(len(readings))
     if too_many:
         raise ApplyError("refused", too_many)
     t0 = time.perf_counter()
-    q = judge_input(req, readings, mode)
+    q = judge_input(req, readings, mode, context)
     prompt = scorer.prompt_ids(ApplyRequest(q.original, q.update, req.instruction, req.language, req.path))
     answers = [scorer.answer_ids(a) for a in q.answers]
     longest = len(prompt) + max(len(a) for a in answers)
