@@ -4,8 +4,9 @@ many cases merge exactly, are refused, or come back silently wrong (returned as 
     .venv/bin/python -m evals.fuzz --per-pattern 2000 --seed 1 --json out/fuzz.json [--jobs 2]
 
 Each case is one edit of one original from ../shared/evals/*.jsonl (evaluated only, never edited),
-drawn by a generator in evals/fuzz_edits.py, fuzz_moves.py or fuzz_props.py (the property tests'
-shapes), rendered as a lazy snippet with or without context lines and careful or loose markers.
+drawn by a generator in evals/fuzz_edits.py, fuzz_moves.py, fuzz_wraps.py or fuzz_props.py (the
+property tests' shapes), rendered as a lazy snippet with or without context lines and careful or
+loose markers.
 `expected` is the edited file, exact by construction. Case i of pattern p is drawn from the seed
 string "S:p:i:attempt" alone, so a run is deterministic for a seed whatever `--jobs`. The first
 wrong cases of each pattern are written next to the JSON (`<json stem>-wrong/<pattern>/<i>/`).
@@ -23,7 +24,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from evals import fuzz_edits, fuzz_moves, fuzz_props
+from evals import fuzz_edits, fuzz_moves, fuzz_props, fuzz_wraps
 from evals.common import write_json
 from evals.fuzz_common import RandomPick, Source, keeps_syntax
 
@@ -50,6 +51,8 @@ PATTERNS = {  # name -> (generator, language groups it applies to)
     "prop_bare_function": (fuzz_props.bare_function, ALL),
     "prop_whole_class": (fuzz_props.whole_class, ALL),
     "prop_new_function": (fuzz_props.new_function, ALL),
+    "wrap_body": (fuzz_wraps.wrap_body, ALL),
+    "wrap_tail": (fuzz_wraps.wrap_tail, ALL),
 }
 ATTEMPTS = 40  # draws per case before the case is given up (the pattern fits few originals)
 EXT = {"python": "py", "javascript": "js", "jsx": "jsx", "typescript": "ts", "tsx": "tsx", "go": "go",

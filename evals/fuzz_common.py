@@ -157,26 +157,28 @@ def shown_rows(lines: list[str], stretches: list[Stretch], ctx: int) -> list[boo
 
 
 def render(lines: list[str], shown: list[bool], language: str, loose: bool, drop: str = "none",
-           careful_at: frozenset[int] = frozenset()) -> str:
+           careful_at: frozenset[int] = frozenset(), mark: str | None = None,
+           breaks: frozenset[int] = frozenset()) -> str:
     """The snippet: shown lines as they are, each run of hidden lines as one marker. Careful markers
     take the indentation of the first line they stand for; loose ones sit at column 0, except the
-    runs starting in `careful_at` (a marker a pattern places on purpose). `drop` leaves out the
-    leading or trailing marker (loose writers do)."""
+    runs starting in `careful_at` (a marker a pattern places on purpose). A hidden row in `breaks`
+    starts a new marker even right after another one (a deeper marker, then an outer one). `drop`
+    leaves out the leading or trailing marker (loose writers do); `mark` is the marker's text."""
     shown = list(shown)
-    runs = _hidden_runs(shown)
+    runs = _hidden_runs(shown, breaks)
     for lo, hi in runs:  # a marker standing only for blank lines: a writer shows them instead
         if not any(x.strip() for x in lines[lo:hi]):
             shown[lo:hi] = [True] * (hi - lo)
     out: list[str] = []
-    mark = marker(language)
+    mark = mark or marker(language)
     i = 0
     while i < len(lines):
         if shown[i]:
             out.append(lines[i])
             i += 1
             continue
-        j = i
-        while j < len(lines) and not shown[j]:
+        j = i + 1
+        while j < len(lines) and not shown[j] and j not in breaks:
             j += 1
         edge = "lead" if i == 0 else "trail" if j == len(lines) else ""
         if not (edge and edge == drop):
@@ -202,14 +204,14 @@ def no_op(src: Source, lines: list[str], shown: list[bool]) -> bool:
     return all("\n" + "\n".join(r) + "\n" in whole for r in runs)
 
 
-def _hidden_runs(shown: list[bool]) -> list[tuple[int, int]]:
+def _hidden_runs(shown: list[bool], breaks: frozenset[int] = frozenset()) -> list[tuple[int, int]]:
     runs, i = [], 0
     while i < len(shown):
         if shown[i]:
             i += 1
             continue
-        j = i
-        while j < len(shown) and not shown[j]:
+        j = i + 1
+        while j < len(shown) and not shown[j] and j not in breaks:
             j += 1
         runs.append((i, j))
         i = j

@@ -136,3 +136,4 @@ def consume_back(new: list[str], orig: list[str], hi: int, lo: int) -> tuple[int
 
 def consume_forward(new: list[str], orig: list[str], lo: int, hi: int) -> tuple[int, int]:
     return _best_consume(new, orig, lo, hi, 1)
+

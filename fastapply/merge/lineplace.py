@@ -1,7 +1,7 @@
 """Line-anchor placement of a snippet with markers: place each region, check, splice.
 
 Placing (where each region goes) is `anchor.py` (regions with anchors) and `unanchored.py` (those
-without); which placements are refused is `checks.py`; `whole_defs.py` extends a region that
+without); which placements are refused is the rulebook `checks/`; `whole_defs.py` extends a region that
 restates a definition whole over the rest of the old one; `splice.py` writes the result.
 """
 
@@ -24,7 +24,7 @@ from fastapply.merge.result import (
 from fastapply.merge.splice import apply_edits
 from fastapply.merge.text import CLOSERS, indent_of, is_blank
 from fastapply.merge.unanchored import bracket_delta, place_unanchored
-from fastapply.merge.wrap import Wrap, apply_wraps, wrap_reading
+from fastapply.merge.wrap import Wrap, apply_wraps, block_end, last_statement, wrap_reading
 from fastapply.merge.whole_defs import extend_to_whole_definition, original_definitions
 
 Span = tuple[int, int, list[str]]  # (original start, end exclusive, replacement lines)
@@ -41,7 +41,12 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
     if reading is None:
         return placed
     wrapped = _place_check_splice(reading[0], orig, partial_ok, lang, (regions, reading[1]))
-    return wrapped if wrapped.ok else placed
+    if wrapped.ok:
+        return wrapped
+    return Placement(None, placed.reasons + [f"read as wrapped code: {r}" for r in wrapped.reasons], final=placed.final)
+
+
+FINAL_WRAP = -1  # Variant.after_wrap's key for the wrap a marker ending the snippet opens
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,10 @@ class Variant:
     choice: tuple[tuple[int, Candidate], ...] = ()  # (region index, another of its candidates)
     unpaired: frozenset[tuple[int, str]] = frozenset()  # (anchored region, "lead" | "trail") inserted, not paired
     unanchored_at: tuple[tuple[int, str], ...] = ()  # (unanchored region, "start" | "end" of the lines it pairs)
+    # (region right after a marker wrap, "end" | "before_last"): placed after the whole wrapped block,
+    # or before its last statement, instead of where its lines pair (wrap.py); (FINAL_WRAP,
+    # "before_last"): the snippet's final wrap leaves its block's last statement out
+    after_wrap: tuple[tuple[int, str], ...] = ()
     head_deleted: bool = False
     tail_deleted: bool = False
 
@@ -61,6 +70,9 @@ class Variant:
         parts += [f"region {i + 1}'s {side} lines added, not edits" for i, side in sorted(self.unpaired)]
         parts += [f"region {i + 1} added {'before' if at == 'start' else 'after'} the lines it resembles"
                   for i, at in self.unanchored_at]
+        parts += [(f"region {i + 1} after the wrapped code" if i >= 0 else "the snippet's last new block") +
+                  (", its last statement left out of the block" if at == "before_last" else "")
+                  for i, at in self.after_wrap]
         parts += ["the lines above it deleted"] * self.head_deleted + ["the lines below it deleted"] * self.tail_deleted
         return ", ".join(parts) or "as placed"
 
@@ -97,11 +109,18 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
     fuzzy = 0  # edge lines matched by similarity rather than equality
     alt = dict(variant.choice) if variant else {}
     unanchored_at = dict(variant.unanchored_at) if variant else {}
+    after_wrap = dict(variant.after_wrap) if variant else {}
     choice = [alt.get(i, c) for i, c in enumerate(choice)]
     for i, (r, c) in enumerate(zip(regions, choice)):
         prev_end = spans[-1][1] if spans else 0
         next_start = next((choice[j].start for j in range(i + 1, len(regions)) if choice[j] is not None), len(orig))
-        if c is None:
+        w = _wrap_before(i, wrap)
+        if i in after_wrap and w is not None:
+            placed = _after_wrapped_block(r.lines, orig, prev_end, next_start, w, after_wrap[i])
+            if isinstance(placed, str):
+                return placed
+            span, f = placed
+        elif c is None:
             placed = place_unanchored(i, r.lines, r.marker_before, r.marker_after, i == len(regions) - 1,
                                       orig, prev_end, next_start)
             if isinstance(placed, str):
@@ -122,6 +141,10 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
             start = c.start if variant and (i, "lead") in variant.unpaired else fit.start
             end = c.end + 1 if variant and (i, "trail") in variant.unpaired else fit.end
             span, f = (start, end, list(c.lines) + _separator_after(fit)), fit.fuzzy
+        if variant is None and w is not None:
+            refusal = takes_from_wrapped_code(i, wrap[0][i].lines, span, orig, prev_end, next_start, w)
+            if refusal:
+                return refusal
         spans.append(span)
         fuzzy += f
 
@@ -129,7 +152,8 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
     loose = not partial_ok and _loose_markers(spans, regions, orig)
     spans = _whole_definitions(spans, regions, orig, defs, lang, not partial_ok and not loose)
     if wrap is not None:
-        rewrapped = apply_wraps(spans, wrap[0], regions, wrap[1], orig)
+        final_end = dict(variant.after_wrap).get(FINAL_WRAP, "block") if variant else "block"
+        rewrapped = apply_wraps(spans, wrap[0], regions, wrap[1], orig, final_end)
         if isinstance(rewrapped, str):
             return rewrapped
         spans = rewrapped
@@ -159,7 +183,7 @@ def line_readings(regions: list[Region], orig: list[str], partial_ok: bool = Fal
     out: list[tuple[str, list[str]]] = []
     seen: set[tuple[str, ...]] = set()
     readings = [(list(regions), None, "")]
-    wrapped = None if partial_ok else wrap_reading(regions, orig, lang)
+    wrapped = None if partial_ok else wrap_reading(regions, orig, lang, final=True)
     if wrapped is not None:
         readings.append((wrapped[0], (regions, wrapped[1]), "the deeper marker read as wrapped code"))
     for placed, wrap, label in readings:
@@ -188,6 +212,8 @@ def _variants(regions: list[Region], orig: list[str], choice: list[Candidate | N
     read = _splice(regions, orig, choice, partial_ok, lang, wrap, base)
     out = [base]
     for i, (r, c) in enumerate(zip(regions, choice)):
+        if _wrap_before(i, wrap) is not None:
+            out += [Variant(after_wrap=((i, "end"),)), Variant(after_wrap=((i, "before_last"),))]
         if c is None:
             out += [Variant(unanchored_at=((i, "start"),)), Variant(unanchored_at=((i, "end"),))]
             continue
@@ -196,11 +222,61 @@ def _variants(regions: list[Region], orig: list[str], choice: list[Candidate | N
         if r.widest is not None and all((x.start, x.end) != (r.widest.start, r.widest.end) for x in picks + [c]):
             picks.append(r.widest)
         out += [Variant(choice=((i, x),)) for x in picks]
+        if _wrap_before(i + 1, wrap) is not None:  # the other place, with the wrapped code after it
+            out += [Variant(choice=((i, x),), after_wrap=((i + 1, "end"),)) for x in picks]
         out += [Variant(unpaired=frozenset({(i, side)})) for side in ("lead", "trail")]
+    if wrap is not None and any(w.i == len(regions) - 1 for w in wrap[1]):
+        out.append(Variant(after_wrap=((FINAL_WRAP, "before_last"),)))
     if not isinstance(read, str):
         plan = read[1]
         out += [Variant(head_deleted=True)] * plan.head + [Variant(tail_deleted=True)] * plan.tail
     return out
+
+
+def _wrap_before(i: int, wrap) -> Wrap | None:
+    """The marker wrap right before region i (under the wrap reading), if any."""
+    return next((w for w in wrap[1] if w.i == i - 1), None) if wrap is not None and i > 0 else None
+
+
+def _after_wrapped_block(lines: list[str], orig: list[str], lo: int, hi: int, w: Wrap,
+                         at: str) -> tuple[tuple[int, int, list[str]], int] | str:
+    """The region right after a marker wrap, as a reading: inserted where the wrapped code ends (the
+    rest of its block; the region's later lines then pair with the original's from there, such as
+    the function's `}`), or ("before_last") before that block's last statement, which stays after
+    the new block (`return rows`)."""
+    end = block_end(orig, lo, w.level, hi)
+    if end <= lo:
+        return "the wrapped code is empty"
+    if at == "before_last":
+        last = last_statement(orig, lo, end, w.level)
+        if last is None or last <= lo:
+            return "the wrapped code has no last statement to leave out"
+        blanks = 0  # (the region's blank lines before its marker go with the marker)
+        while blanks < len(lines) and is_blank(lines[len(lines) - 1 - blanks]):
+            blanks += 1
+        return (last, last, list(lines[:len(lines) - blanks])), 0
+    stop, _ = consume_forward(lines, orig, end, hi)
+    return (end, stop, list(lines)), 0
+
+
+def takes_from_wrapped_code(i: int, lines: list[str], span: Span, orig: list[str], lo: int, hi: int,
+                            w: Wrap) -> str | None:
+    """The region right after a marker wrap replaces lines of the block the wrap takes (from the
+    marker to the block's end) that it does not show as written: the handler's `return []` paired
+    with the body's `return rows`, an `else` branch's `Ok(())` anchored on the body's own at another
+    depth. That line is either edited (and left out of the new block) or kept (the region's line is
+    new, after or inside the block): refused, with the readings (wrap.py's `block_end`)."""
+    end = block_end(orig, lo, w.level, hi)
+    written = {x.rstrip() for x in lines}
+    for x in lines:  # the region's first lines inside the new block show the wrapped code's last ones
+        if not is_blank(x) and not x.startswith(w.level + w.extra):
+            break
+        written.add(x[len(w.extra):].rstrip())
+    odd = next((x for x in orig[span[0]:min(span[1], end)] if not is_blank(x) and x.rstrip() not in written), None)
+    if odd is None:
+        return None
+    return (f"region {i + 1} replaces `{odd.strip()[:40]}`, which ends the code the new block wraps, without showing "
+            "it as written: an edit of that line (left out of the block), or a new line beside it (kept in the block)?")
 
 
 def _cheapest_in_order(regions: list[Region]) -> list[Candidate | None] | None:

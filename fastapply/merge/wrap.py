@@ -57,9 +57,18 @@ def shown_wrap(lines: list[str], orig: list[str], lang: str | None) -> tuple[int
         # the first wrapped line standing at the new depth too (by chance, elsewhere) is no counter-
         # sign when the opener is new and the whole run stands in the original one level out, and not
         # as written (an original opener re-indented with its body is no wrap: wrap_marker moves both)
-        if ind not in at or line.strip() not in where and _stands_lowered(lines[nxt:end], ind[len(level):], orig):
+        if ind not in at or not _opens_it_in_original(line, lines[nxt], orig) and \
+                _stands_lowered(lines[nxt:end], ind[len(level):], orig):
             return k, end, ind[len(level):]
     return None
+
+
+def _opens_it_in_original(opener: str, first: str, orig: list[str]) -> bool:
+    """The original has `opener` (indentation aside) as the code line right before `first`: an
+    original block re-indented with its body, not a new one (a common opener such as `try {`
+    elsewhere in the file says nothing)."""
+    code = [x.strip() for x in orig if not is_blank(x)]
+    return any(code[j] == first.strip() and code[j - 1] == opener.strip() for j in range(1, len(code)))
 
 
 def _stands_lowered(run: list[str], step: str, orig: list[str]) -> bool:
@@ -72,10 +81,12 @@ def _stands_lowered(run: list[str], step: str, orig: list[str]) -> bool:
     return occurrences(keys, [x[len(step):] for x in shown]) > 0 and not occurrences(keys, shown)
 
 
-def wrap_reading(regions: list[Region], orig: list[str],
-                 lang: str | None) -> tuple[list[Region], list[Wrap]] | None:
+def wrap_reading(regions: list[Region], orig: list[str], lang: str | None,
+                 final: bool = False) -> tuple[list[Region], list[Wrap]] | None:
     """Regions to place under the wrap reading (their re-indented lines put back) and the wraps, or
-    None when no marker or region reads as wrapped code."""
+    None when no marker or region reads as wrapped code. `final`: also a marker that ends the
+    snippet inside a new block, which wraps "the rest of the block" or less: the snippet does not
+    say how far, so only the readings take it (lineplace.line_readings), never the merge itself."""
     wraps: list[Wrap] = []
     lowered = list(regions)
     for i, r in enumerate(regions):  # wraps shown whole inside a region
@@ -102,6 +113,15 @@ def wrap_reading(regions: list[Region], orig: list[str],
         lowered[i] = replace(lowered[i], lines=_lower_tail(lowered[i].lines, w), candidates=[], new_opener=None)
         lowered[i + 1] = replace(lowered[i + 1], lines=_lower_head(lowered[i + 1].lines, w), candidates=[],
                                  new_opener=None)
+    last = len(regions) - 1
+    r = regions[last]
+    if final and r.marker_after and r.after_indent is not None and \
+            (w := _wrap_after(last, r, orig_keys, lang)) is not None and _opener_is_new(r.lines, w, orig_keys):
+        # the snippet ends inside a new block: the marker stands for the rest of the block it opens in
+        # (an original opener shown with its body elided, `func TestRpad(t *testing.T) {`, is no wrap)
+        wraps.append(w)
+        lowered[last] = replace(lowered[last], lines=_lower_tail(lowered[last].lines, w), candidates=[],
+                                new_opener=None)
     changed = wraps or any(a.lines is not b.lines for a, b in zip(lowered, regions))
     return (lowered, wraps) if changed else None
 
@@ -127,6 +147,12 @@ def marker_wrap(lines: list[str], marker: str, orig_keys: set[str], lang: str | 
             return ind, marker[len(ind):]
         return None
     return None
+
+
+def _opener_is_new(lines: list[str], w: Wrap, orig_keys: set[str]) -> bool:
+    """The last line at the wrap's level (its opener) is not an original line as written."""
+    opener = next((x for x in reversed(lines) if not is_blank(x) and indent_of(x) == w.level), None)
+    return opener is not None and opener.rstrip() not in orig_keys
 
 
 def _wrap_after(i: int, r: Region, orig_keys: set[str], lang: str | None) -> Wrap | None:
@@ -159,26 +185,35 @@ def _lower_head(lines: list[str], w: Wrap) -> list[str]:
 
 
 def apply_wraps(spans: list[tuple[int, int, list[str]]], regions: list[Region], lowered: list[Region],
-                wraps: list[Wrap], orig: list[str]) -> list[tuple[int, int, list[str]]] | str:
+                wraps: list[Wrap], orig: list[str], final_end: str = "block") -> list[tuple[int, int, list[str]]] | str:
     """The spans placed under the wrap reading, with the snippet's own lines back in place and the
-    elided code of each wrap re-indented (appended to the span before it); or why the reading does
+    elided code of each wrap re-indented (appended to the span before it; a final wrap's reaches the
+    end of its block, or its last statement with `final_end="before_last"`); or why the reading does
     not fit."""
     out = list(spans)
     for i, (start, end, repl) in enumerate(spans):
         if lowered[i].lines is regions[i].lines:
             continue
-        if repl != lowered[i].lines:  # placed with a shift or extended: not the plain reading
+        n = len(repl)  # (a reading may leave out the region's blank lines before its marker)
+        if repl != lowered[i].lines[:n] or any(not is_blank(x) for x in lowered[i].lines[n:]):
+            # placed with a shift or extended: not the plain reading
             return f"region {i + 1}: the wrapped lines could not be placed at their old indentation"
-        out[i] = (start, end, list(regions[i].lines))
+        out[i] = (start, end, list(regions[i].lines[:n]))
     for w in wraps:
         start, lo, repl = out[w.i]
-        hi = out[w.i + 1][0]
+        if w.i + 1 < len(out):
+            hi = out[w.i + 1][0]
+        else:  # a final wrap: the rest of the block, or (final_end "before_last") all but its last statement
+            hi = block_end(orig, lo, w.level)
+            if final_end == "before_last":
+                hi = last_statement(orig, lo, hi, w.level) or lo
         code = [x for x in orig[lo:hi] if not is_blank(x)]
         if not code or indent_of(code[0]) != w.level or not all(x.startswith(w.level) for x in code):
             return (f"the marker after region {w.i + 1} is indented deeper than the code it stands for, "
                     "which does not sit at the new block's level: cannot re-indent it")
         elided = orig[lo:hi]
-        shown = _shown_after_closers(regions[w.i + 1].lines, orig[hi] if hi < len(orig) else None)
+        shown = [] if w.i + 1 == len(regions) else \
+            _shown_after_closers(regions[w.i + 1].lines, orig[hi] if hi < len(orig) else None)
         if shown and [x.rstrip() for x in elided[-len(shown):]] == [x.rstrip() for x in shown]:
             # the snippet shows the elided code's last lines after the new block's closer (a blank
             # line, a `//`): they are those original lines, outside the block, not copies inside it
@@ -186,6 +221,29 @@ def apply_wraps(spans: list[tuple[int, int, list[str]]], regions: list[Region], 
         # the elided code joins region i's span, re-indented: spans stay one per region
         out[w.i] = (start, hi, repl + [w.extra + x if not is_blank(x) else x for x in elided])
     return out
+
+
+def block_end(orig: list[str], lo: int, level: str, hi: int | None = None) -> int:
+    """Where the code from `lo` at `level` (or deeper) ends: after its last line before the first
+    line indented less (the enclosing block's end; a closer, a dedent), blank lines after it left out."""
+    hi = len(orig) if hi is None else hi
+    end = lo
+    for j in range(lo, hi):
+        if is_blank(orig[j]):
+            continue
+        if len(indent_of(orig[j])) < len(level) or not orig[j].startswith(level):
+            break
+        end = j + 1
+    return end
+
+
+def last_statement(orig: list[str], lo: int, end: int, level: str) -> int | None:
+    """The start of the last line at exactly `level` in orig[lo:end] (a wrap that leaves the block's
+    last statement, `return rows`, after the new block), or None."""
+    for j in range(end - 1, lo - 1, -1):
+        if not is_blank(orig[j]) and indent_of(orig[j]) == level:
+            return j
+    return None
 
 
 def _shown_after_closers(lines: list[str], anchor: str | None) -> list[str]:

@@ -88,6 +88,7 @@ from fastapply.merge.checks.region_order import moved_across_opener, reordered_r
 # All regions placed, before the splice (LinePlan): what the markers, and the missing ones, say.
 from fastapply.merge.checks.plan_markers import (
     changes_nothing,
+    handler_rewritten_or_wrapped,
     marker_deeper_than_code,
     quoted_marker_for_nothing,
     unmarked_edge_tie,
@@ -185,6 +186,7 @@ FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
     unmarked_tail,
     unmarked_edge_tie,
     marker_deeper_than_code,
+    handler_rewritten_or_wrapped,
     edited_opener_or_wrap,
     quoted_marker_for_nothing,
     regions_shifted_apart,

@@ -93,6 +93,41 @@ def marker_deeper_than_code(plan: LinePlan) -> str | None:
     return None
 
 
+HANDLERS = ("catch", "except", "else", "elif", "finally", "} catch", "} else", "} finally", "}else", "}catch")
+
+
+def handler_rewritten_or_wrapped(plan: LinePlan) -> str | None:
+    """A region that ends with an opener the original has as written (`try {`), a marker one level
+    inside it, and a next region that goes on with the block's handler as the original writes it
+    (`} catch (Exception e) {`) but deletes a line of that handler it does not show (`throw ...`):
+    the snippet edits that block's handler, or wraps the whole block in a new one of the same
+    shape (the agent's "add error handling" around a body that already is a try)? Both read the
+    lines; only the intent differs. Refused, with both readings."""
+    if plan.wrapped:
+        return None
+    orig_keys = {x.rstrip() for x in plan.orig}
+    for i in range(len(plan.regions) - 1):
+        r = plan.regions[i]
+        # (the regions as placed: a region shifted to fit is compared at its new indentation)
+        code = [x for x in plan.spans[i][2] if not is_blank(x)]
+        start, end, placed_next = plan.spans[i + 1]
+        first_next = next((x for x in placed_next if not is_blank(x)), None)
+        if not code or first_next is None or not r.marker_after or r.after_indent is None:
+            continue
+        opener, written = code[-1], next(x for x in reversed(r.lines) if not is_blank(x))
+        if opener.rstrip() not in orig_keys or not opener.rstrip().endswith(("{", ":")) or \
+                len(r.after_indent) <= len(indent_of(written)) or first_next.rstrip() not in orig_keys or \
+                not first_next.strip().startswith(HANDLERS) or indent_of(first_next) != indent_of(opener):
+            continue
+        shown = {x.rstrip() for x in placed_next}
+        gone = next((x for x in plan.orig[start:end] if not is_blank(x) and x.rstrip() not in shown), None)
+        if gone is not None:
+            return (f"`{opener.strip()[:30]}` and `{first_next.strip()[:40]}` pair with the original's, and "
+                    f"`{gone.strip()[:40]}` would be deleted: an edit of that block's handler, or a new block "
+                    "of the same shape around it (the original kept inside)?")
+    return None
+
+
 def quoted_marker_for_nothing(plan: LinePlan) -> str | None:
     """A marker that, as placed, stands for no original line (it ends the snippet after a region
     that reaches the file's end, starts it before one at the top, or sits between regions that

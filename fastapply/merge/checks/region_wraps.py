@@ -81,8 +81,8 @@ def wrapped_run_kept_elsewhere(fit: RegionFit) -> str | None:
     after the block, `store.setState(...)`, paired with the wrapped run's own first lines rather
     than the next call's), and the wrapped code would stand twice. Refused, the wrap reading
     (wrap.py) places it on its code."""
-    r, c, o = fit.region, fit.c, fit.orig
-    if fit.lowered or c.lines != r.lines:
+    r, o = fit.region, fit.orig
+    if fit.lowered:
         return None
     shown = shown_wrap(r.lines, o, fit.lang)
     if shown is None:
