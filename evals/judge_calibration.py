@@ -11,7 +11,9 @@ margin threshold from the dump, without running a model again.
         --config qwen2.5-coder-0.5b/fastapply-format/window/bf16 --json out/curve.json --png out/curve.png
 
 A dump line is one (case, configuration): the case id and file, its readings count, which reading
-is the expected file (-1: none), each reading's score, the judge's seconds and scored tokens. Only
+is the expected file (-1: none), each reading's score (and with `--contrast` its score under an
+empty snippet, `null_scores`; the judge's contrast score is the difference), the judge's seconds
+and scored tokens. Only
 refusals with two readings or more are scored (the judge's cases); the others are listed too
 (scores empty) so that recall can be counted from the dump.
 """
@@ -34,7 +36,7 @@ THRESHOLDS = [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0]
 
 
 def config_name(model: str, prompt_from: str, mode: str, dtype: str, context: int = CONTEXT_LINES) -> str:
-    mode = mode if mode == "whole" or context == CONTEXT_LINES else f"{mode}{context}"
+    mode = mode if mode.startswith("whole") or context == CONTEXT_LINES else f"{mode}{context}"
     return f"{model}/{prompt_from}/{mode}/{dtype}"
 
 
@@ -78,6 +80,7 @@ def dump(args) -> int:
     done = _done(out)
     scorer = None
     t_start = time.perf_counter()
+    judged = 0  # refusals with two readings or more seen so far (for --first)
     for path in args.cases:
         cases = load_cases(path)
         for c in cases[args.offset:]:
@@ -89,9 +92,13 @@ def dump(args) -> int:
                 continue
             if scorer is None:
                 scorer = load_scorer(args.model, args.dtype, args.prompt_from)
-                config = config_name(args.model, scorer.spec.prompt_from or scorer.spec.name, args.mode, args.dtype,
-                                     args.context)
+                config = config_name(args.model, scorer.spec.prompt_from or scorer.spec.name,
+                                     args.mode + ("+contrast" if args.contrast else ""), args.dtype, args.context)
             texts = [r.text for r in merge.readings]
+            if len(texts) >= 2:
+                judged += 1
+                if args.first and judged > args.first:
+                    return 0
             if (c["id"], config, readings_sha(texts)) in done:
                 continue
             row = {"id": c["id"], "cases": Path(path).name, "config": config, "lines": len(c["original"].splitlines()),
@@ -101,9 +108,12 @@ def dump(args) -> int:
             if len(texts) >= 2:
                 req = ApplyRequest(c["original"], c["update"], language=c.get("language"))
                 try:
-                    v = judge(scorer, req, texts, mode=args.mode, max_scored=args.max_scored, context=args.context)
-                    row.update(scores=[round(s, 4) for s in v.scores], seconds=round(v.seconds, 3),
-                               scored_tokens=v.scored_tokens)
+                    v = judge(scorer, req, texts, mode=args.mode, max_scored=args.max_scored, context=args.context,
+                              contrast=args.contrast)
+                    plain = [s + n for s, n in zip(v.scores, v.null_scores)] if v.null_scores else v.scores
+                    row.update(scores=[round(s, 4) for s in plain], null_scores=[round(s, 4) for s in v.null_scores],
+                               seconds=round(v.seconds, 3), scored_tokens=v.scored_tokens,
+                               rest_tokens=list(v.rest_tokens))
                 except ApplyError as e:
                     row["error"] = f"{e.code}: {e.message}"
             with out.open("a") as f:
@@ -118,14 +128,26 @@ def _margin(scores: list[float]) -> tuple[int, float]:
     return order[0], scores[order[0]] - scores[order[1]]
 
 
-def curve_rows(rows: list[dict], thresholds: list[float]) -> list[dict]:
+def scores_of(row: dict, scoring: str) -> list[float]:
+    """A dump line's scores by one rule: `sum` (log p under the snippet), `contrast` (minus log p
+    under an empty snippet), `mean` (log p per scored token)."""
+    if scoring == "sum":
+        return row["scores"]
+    if scoring == "contrast":
+        return [s - n for s, n in zip(row["scores"], row["null_scores"])]
+    if scoring == "mean":
+        return [s / max(1, n) for s, n in zip(row["scores"], row["rest_tokens"])]
+    raise ValueError(scoring)
+
+
+def curve_rows(rows: list[dict], thresholds: list[float], scoring: str = "sum") -> list[dict]:
     """Per threshold: judged right (picked = expected), judged wrong, abstained, over the scored cases."""
     scored = [r for r in rows if r["scores"]]
     out = []
     for t in thresholds:
         right = wrong = 0
         for r in scored:
-            best, margin = _margin(r["scores"])
+            best, margin = _margin(scores_of(r, scoring))
             if margin >= t and margin > 0:
                 right += best == r["expected"]
                 wrong += best != r["expected"]
@@ -140,22 +162,22 @@ def curve(args) -> int:
     if not rows:
         print(f"no rows of {args.config} in {args.dump}", file=sys.stderr)
         return 1
-    table = curve_rows(rows, THRESHOLDS)
+    table = curve_rows(rows, THRESHOLDS, args.scoring)
     scored = [r for r in rows if r["scores"]]
     secs = sorted(r["seconds"] for r in scored)
     picks = []
     for r in scored:
-        best, margin = _margin(r["scores"])
+        best, margin = _margin(scores_of(r, args.scoring))
         picks.append({"id": r["id"], "cases": r["cases"], "readings": r["readings"], "expected": r["expected"],
                       "best": best, "margin": round(margin, 3), "right": best == r["expected"], "lines": r["lines"],
                       "seconds": r["seconds"]})
-    summary = {"config": args.config, "refusals": len(rows), "with_expected": sum(r["expected"] >= 0 for r in rows),
+    summary = {"config": args.config, "scoring": args.scoring, "refusals": len(rows), "with_expected": sum(r["expected"] >= 0 for r in rows),
                "judged_cases": len(scored), "judged_with_expected": sum(r["expected"] >= 0 for r in scored),
                "errors": [r["id"] + ": " + r["error"] for r in rows if r["error"]],
                "seconds_median": secs[len(secs) // 2] if secs else None,
                "seconds_p90": secs[min(len(secs) - 1, int(0.9 * len(secs)))] if secs else None,
                "curve": table, "picks": sorted(picks, key=lambda p: -p["margin"])}
-    print(f"{args.config}: {len(scored)} judged cases ({summary['judged_with_expected']} with the expected file "
+    print(f"{args.config} ({args.scoring}): {len(scored)} judged cases ({summary['judged_with_expected']} with the expected file "
           f"among the readings), seconds median {summary['seconds_median']} p90 {summary['seconds_p90']}")
     print(f"{'threshold':>9} {'right':>6} {'wrong':>6} {'abstain':>8}")
     for row in table:
@@ -200,15 +222,18 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--prompt-from", default=None, help="another spec's prompt format (e.g. morph-format)")
     d.add_argument("--mode", default="window", choices=["window", "whole"])
     d.add_argument("--dtype", default="bf16", choices=["fp32", "bf16"])
+    d.add_argument("--contrast", action="store_true", help="score against an empty snippet (judge.CONTRAST)")
     d.add_argument("--context", type=int, default=CONTEXT_LINES, help="window mode: shared lines on each side")
     d.add_argument("--max-scored", type=int, default=100_000, help="the judge's scored-token cap (high: measure all)")
     d.add_argument("--offset", type=int, default=0, help="skip the first N cases of each file")
+    d.add_argument("--first", type=int, default=0, help="only the first N refusals with two readings or more")
     d.add_argument("--budget-s", type=float, default=0, help="stop after this many seconds (run again to resume)")
     d.add_argument("--out", required=True, help="JSONL dump, appended to")
     d.set_defaults(func=dump)
     c = sub.add_parser("curve", help="exact vs wrong against the margin threshold, from a dump")
     c.add_argument("--dump", required=True)
     c.add_argument("--config", required=True, help="MODEL/PROMPT/MODE/DTYPE as in the dump")
+    c.add_argument("--scoring", default="sum", choices=["sum", "contrast", "mean"])
     c.add_argument("--json", default=None)
     c.add_argument("--png", default=None)
     c.set_defaults(func=curve)

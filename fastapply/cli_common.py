@@ -156,7 +156,7 @@ def finish_apply(args, src: SourceFile, events: Iterable[StreamEvent]) -> int:
     if args.json:
         print(json.dumps({"merged": result.merged, "engine": result.engine, "language": result.language,
                           "ok": result.ok, "stats": vars(result.stats) | {"tokens_per_s": result.stats.tokens_per_s},
-                          "findings": [vars(f) for f in result.findings]}))
+                          "findings": [vars(f) for f in result.findings], "margin": result.margin}))
     elif errors and (args.in_place or not args.force):  # an invalid file is never written
         if stream:
             sys.stdout.write("\n")

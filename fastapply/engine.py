@@ -20,6 +20,7 @@ from fastapply.types import ApplyError, ApplyRequest, Finding, Stats, TextDelta
 # The judge scores in bf16 on a CPU whose model runs fp32: about 2.4x faster here, and scoring does
 # not promise greedy identity (how often a bf16 pick differs from fp32's: evals/RESULTS.md).
 JUDGE_DTYPE_CPU = "bf16"
+_TORCH_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 
 # Output budget on top of original + update tokens: the merged file can only be longer than the
 # original by what the update brings, plus the model's closing tag.
@@ -87,10 +88,12 @@ class SpecEngine:
     def prompt_ids(self, req: ApplyRequest) -> list[int]:
         return self.spec.prompt_ids(self.tokenizer, req.original, req.update, req.instruction)
 
-    def answer_ids(self, text: str) -> list[int]:
-        """An answer's tokens as the model writes them (the judge scores these): `text`, then the
-        spec's end of answer: its first stop string where the prompt opens a tag or block for the
-        answer (`<updated-code>`, `<code>`), else the end-of-turn token."""
+    def answer_ids(self, text: str, end: bool = True) -> list[int]:
+        """An answer's tokens as the model writes them (the judge scores these): `text`, then (with
+        `end`) the spec's end of answer: its first stop string where the prompt opens a tag or block
+        for the answer (`<updated-code>`, `<code>`), else the end-of-turn token."""
+        if not end:
+            return self.encode(text)
         if self.spec.stop and (self.spec.assistant_prefix or self.spec.format == "completion"):
             return self.encode(text + self.spec.stop[0])
         eos = getattr(self.tokenizer, "eos_token_id", None)
@@ -151,6 +154,9 @@ class ModelEngine(SpecEngine):
         self.backend = backend_factory(loaded.model, loaded.device)
         self.drafter_factory = drafter_factory
         self.judge_dtype = judge_dtype or (JUDGE_DTYPE_CPU if loaded.device == "cpu" else loaded.dtype)
+        if self.judge_dtype not in _TORCH_DTYPES:
+            raise ApplyError("invalid_argument", f"judge_dtype must be one of {', '.join(_TORCH_DTYPES)}, "
+                                                 f"not {self.judge_dtype!r}")
         self._judge_backend: Backend | None = None
 
     @classmethod
@@ -204,7 +210,6 @@ class ModelEngine(SpecEngine):
 
                 import torch
 
-                dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[self.judge_dtype]
-                model = copy.deepcopy(self.loaded.model).to(dtype)
+                model = copy.deepcopy(self.loaded.model).to(getattr(torch, _TORCH_DTYPES[self.judge_dtype]))
                 self._judge_backend = HFBackend(model, self.loaded.device)
         return self._judge_backend

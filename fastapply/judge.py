@@ -41,6 +41,9 @@ MODE = "window"  # measured against "whole" in evals/RESULTS.md: as exact, sever
 # A reading is returned only when its score beats the next one's by this much (nats). Calibrated
 # on the shared dev sets' refusals (evals/RESULTS.md, evals/results/judge_curve.json).
 MARGIN_NATS = 2.0
+# Score what the snippet explains (log p under the snippet - log p under an empty one), not the
+# plain log-probability (measured against each other in evals/RESULTS.md).
+CONTRAST = False
 CONTEXT_LINES = 8  # shared lines kept on each side of the window where the readings differ
 SNIPPET_WHOLE_LINES = 80  # a snippet up to this long goes into a window prompt whole
 MAX_JUDGED_READINGS = MAX_READINGS  # more readings than the merge's cap: refused, never scored
@@ -58,8 +61,8 @@ class Scorer(Protocol):
         """The spec's apply prompt for `req`, as the engine feeds it."""
         ...
 
-    def answer_ids(self, text: str) -> list[int]:
-        """The tokens of an answer: `text` and the spec's end of answer."""
+    def answer_ids(self, text: str, end: bool = True) -> list[int]:
+        """The tokens of an answer: `text`, then (with `end`) the spec's end of answer."""
         ...
 
     def score(self, prompt_ids: list[int], answers: list[list[int]]) -> list[float]:
@@ -76,6 +79,10 @@ class JudgeInput:
     update: str
     answers: tuple[str, ...]
     window: tuple[int, int] | None = None  # lines [start, end) of reading 1 kept; None: whole files
+    # The answers run to the end of the file, so each ends with the spec's end of answer. A window
+    # that stops mid-file is scored as the beginning of an answer: an end tag there would be
+    # scored as the model's wish to stop mid-file, which differs from reading to reading.
+    ends: bool = True
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,8 @@ class Verdict:
     mode: str
     scored_tokens: int  # tokens run through the model: the shared part once, each reading's rest
     seconds: float
+    rest_tokens: tuple[int, ...] = ()  # per reading: its scored tokens after the shared prefix
+    null_scores: tuple[float, ...] = ()  # contrast: per reading, its score under an empty snippet
 
     def line(self) -> str:
         order = sorted(range(len(self.scores)), key=lambda i: -self.scores[i])
@@ -148,7 +157,7 @@ def window_input(original: str, update: str, readings: Sequence[str], context: i
     cropped = _cut(orig, [_map_span(to_orig, a, b, len(orig)) for a, b in hunks], gap)
     kept = [ln for a, b in hunks for ln in lines[0][a:b]]
     return JudgeInput(cropped, _crop_snippet(update, original, kept, snippet_whole), tuple(answers),
-                      (hunks[0][0], hunks[-1][1]))
+                      (hunks[0][0], hunks[-1][1]), ends=hunks[-1][1] == len(lines[0]))
 
 
 def _hunks(spans: list[tuple[int, int]], n: int, context: int, gap_min: int) -> list[tuple[int, int]]:
@@ -248,12 +257,16 @@ def over_cap(count: int) -> str | None:
 
 def judge(scorer: Scorer, req: ApplyRequest, readings: Sequence[str], mode: str = MODE,
           threshold: float | None = None, max_scored: int | None = None,
-          context: int = CONTEXT_LINES) -> Verdict:
+          context: int = CONTEXT_LINES, contrast: bool | None = None) -> Verdict:
     """Score each reading under `scorer`'s apply prompt and decide. Raises ApplyError: 'refused'
     above the readings cap or the scored-token cap, 'too_long' when the prompt and a reading do
     not fit the model's context (nothing is truncated). `threshold` and `max_scored` default to
-    `MARGIN_NATS` and `MAX_SCORED_TOKENS`."""
+    `MARGIN_NATS` and `MAX_SCORED_TOKENS`. With `contrast` (default `CONTRAST`) each score is
+    the reading's log-probability under the snippet minus the same under an empty snippet: what
+    the snippet explains, with the cost of copying the original (which a reading that deletes
+    more lines pays less of) taken out."""
     threshold = MARGIN_NATS if threshold is None else threshold
+    contrast = CONTRAST if contrast is None else contrast
     max_scored = MAX_SCORED_TOKENS if max_scored is None else max_scored
     too_many = over_cap(len(readings))
     if too_many:
@@ -261,7 +274,7 @@ def judge(scorer: Scorer, req: ApplyRequest, readings: Sequence[str], mode: str 
     t0 = time.perf_counter()
     q = judge_input(req, readings, mode, context)
     prompt = scorer.prompt_ids(ApplyRequest(q.original, q.update, req.instruction, req.language, req.path))
-    answers = [scorer.answer_ids(a) for a in q.answers]
+    answers = [scorer.answer_ids(a, q.ends) for a in q.answers]
     longest = len(prompt) + max(len(a) for a in answers)
     if longest > scorer.max_positions:
         hint = "" if mode == "window" else " (the window mode scores only where the readings differ)"
@@ -275,6 +288,13 @@ def judge(scorer: Scorer, req: ApplyRequest, readings: Sequence[str], mode: str 
         raise ApplyError("refused", f"the {len(readings)} readings differ over {scored} tokens, over the judge's cap "
                                     f"of {max_scored}; nothing was scored")
     scores = scorer.score(prompt + answers[0][:shared], rest)
+    tokens = len(prompt) + shared + scored
+    null: list[float] = []
+    if contrast:
+        empty = scorer.prompt_ids(ApplyRequest(q.original, "", req.instruction, req.language, req.path))
+        null = scorer.score(empty + answers[0][:shared], rest)
+        scores = [s - n for s, n in zip(scores, null)]
+        tokens += len(empty) + shared + scored
     best, margin, picked = decide(scores, threshold)
-    return Verdict(tuple(scores), best, margin, picked, mode, len(prompt) + shared + scored,
-                   time.perf_counter() - t0)
+    return Verdict(tuple(scores), best, margin, picked, mode + ("+contrast" if contrast else ""), tokens,
+                   time.perf_counter() - t0, tuple(len(r) for r in rest), tuple(null))

@@ -27,8 +27,8 @@ class TableScorer(FakeModel):
     def prompt_ids(self, req):
         return [ord(c) for c in f"<code>{req.original}</code><update>{req.update}</update>"]
 
-    def answer_ids(self, text):
-        return [ord(c) for c in text + "</end>"]
+    def answer_ids(self, text, end=True):
+        return [ord(c) for c in text + ("</end>" if end else "")]
 
     def score(self, prompt_ids, answers):
         self.scored.append((prompt_ids, answers))
@@ -101,6 +101,9 @@ def test_window_mode_keeps_only_where_the_readings_differ():
     # what is cut away is the same in both readings
     start, end = q.window
     assert a.splitlines(keepends=True)[:start] == b.splitlines(keepends=True)[:start]
+    assert not q.ends  # a window that stops mid-file is scored without the end of answer ...
+    q = window_input(original, "# ... existing code ...\nz = 3\n", [original + "z = 3\n", original + "z = 3\n\n"])
+    assert q.ends  # ... one that reaches the end of the file with it
 
 
 def test_window_mode_joins_distant_hunks_with_a_marker_line():
@@ -167,3 +170,22 @@ def test_a_streamed_judged_answer_is_the_picked_reading():
     scorer = TableScorer({"def g():\n    x = 2": -1.0, "def f():\n    x = 2": -6.0})
     events = list(Applier(model_engine=scorer).apply_stream(ApplyRequest(ORIGINAL, TIED, language="python")))
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == events[-1].merged
+
+
+def test_grpc_and_http_answers_name_the_judge_and_its_margin():
+    import httpx
+
+    from fastapply.client import FastApplyClient
+    from tests.test_http import chat_body, serving
+
+    merge = structural_merge(ORIGINAL, TIED, "python")
+    second = merge.readings[1].text
+    scorer = TableScorer({"def g():\n    x = 2": -1.0, "def f():\n    x = 2": -6.0})
+    with serving(Applier(model_engine=scorer)) as (srv, http):
+        with FastApplyClient(srv.address) as c:
+            r = c.apply(ORIGINAL, TIED, language="python", engine="auto", timeout=60)
+        assert r.merged == second and r.engine == "judge" and any(f.kind == "judge" for f in r.findings)
+        body = httpx.post(http.url + "/v1/chat/completions", json=chat_body(ORIGINAL, TIED, model="fastapply-auto"),
+                          timeout=60).json()
+        assert body["choices"][0]["message"]["content"] == second
+        assert body["fastapply"]["engine"] == "judge" and body["fastapply"]["margin"] == pytest.approx(5.0)
