@@ -15,8 +15,8 @@ expected file among their readings (`readings_recall`: `structural_merge(...).re
 judged requests (engine `judge`: `judged`, `judged_right`, `judged_wrong`, with the wrong picks'
 margins in `judged_wrong_cases`), and the model's time per request (`model_seconds_median`,
 `model_seconds_p90`, over the requests that reached the model; the model is loaded before the
-clock starts). Model runs go in chunks (`--offset`, `--limit`, `--only-refused`); `--combine`
-sums chunk JSONs into one summary.
+clock starts). Model runs go in chunks (`--offset`, `--limit`, `--subset`); `--combine` sums
+chunk JSONs into one summary.
 """
 
 from __future__ import annotations
@@ -117,6 +117,16 @@ def _bucket(rows: list[dict]) -> dict:
             "crashes": sum(r["code"] == "crash" for r in rows)}
 
 
+# --subset: which cases a run takes, by `readings_of`
+SUBSETS = {
+    "all": lambda m: True,
+    "accepted": lambda m: not m["merge_refused"],
+    "refused": lambda m: m["merge_refused"],
+    "judged": lambda m: m["merge_refused"] and m["readings"] >= 2,
+    "generated": lambda m: m["merge_refused"] and m["readings"] < 2,
+}
+
+
 def _quantile(values: list[float], q: float) -> float | None:
     """The q-quantile by the nearest rank (median: q=0.5, p90: q=0.9); None for no values."""
     if not values:
@@ -202,9 +212,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--engine", choices=ENGINES, default="structural")
     ap.add_argument("--cases", default=None, help="JSONL file of cases")
     ap.add_argument("--limit", type=int, default=None, help="first N cases only (after --offset)")
-    ap.add_argument("--offset", type=int, default=0, help="skip the first N cases (run a long eval in chunks)")
-    ap.add_argument("--only-refused", action="store_true",
-                    help="only the cases the structural merge refuses (where `auto` reaches the model)")
+    ap.add_argument("--offset", type=int, default=0, help="skip the first N cases of the subset (run a long eval in chunks)")
+    ap.add_argument("--subset", default="all", choices=sorted(SUBSETS),
+                    help="by what the structural merge makes of a case: all; accepted (it answers); refused (where "
+                         "`auto` reaches the model); judged (refused with two readings or more); generated "
+                         "(refused with fewer)")
     ap.add_argument("--combine", nargs="+", default=None, metavar="JSON",
                     help="no run: one summary over the cases of these chunk JSONs (later files win per case id)")
     ap.add_argument("--max-lines", type=int, default=None, help="skip originals longer than this (model engines)")
@@ -217,11 +229,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.cases:
         ap.error("--cases is required (or --combine)")
 
-    cases = load_cases(args.cases, max_lines=args.max_lines)[args.offset:]
+    cases = load_cases(args.cases, max_lines=args.max_lines)
     merges = [readings_of(c) for c in cases]
-    if args.only_refused:
-        cases, merges = zip(*[(c, m) for c, m in zip(cases, merges) if m["merge_refused"]]) or ((), ())
-    cases, merges = list(cases)[:args.limit], list(merges)[:args.limit]
+    keep = SUBSETS[args.subset]
+    picked = [(c, m) for c, m in zip(cases, merges) if keep(m)][args.offset:]
+    picked = picked[:args.limit]
+    cases, merges = [c for c, _ in picked], [m for _, m in picked]
     applier = Applier(model_name=args.model)
     if args.engine in ("speculative", "plain") or (args.engine == "auto" and any(m["merge_refused"] for m in merges)):
         applier.model  # noqa: B018 (load it before the clock starts: the seconds are the requests')
@@ -236,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['seconds']:.1f}s)", file=sys.stderr, flush=True)
     summary = summarize(rows)
     summary.update({"engine": args.engine, "cases_file": args.cases, "model": args.model, "offset": args.offset,
-                    "limit": args.limit, "only_refused": args.only_refused})
+                    "limit": args.limit, "subset": args.subset})
     print_table(summary, f"accuracy: {args.engine} on {args.cases}")
     if args.show_wrong:
         for r in rows:

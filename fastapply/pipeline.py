@@ -38,6 +38,13 @@ from fastapply.validate import validate
 MAX_MERGE_CHARS = 1 << 20  # original + update, in characters (~1 MB)
 
 
+# `auto`'s generation after a refusal: a model that writes more tokens than this that no draft (a
+# reading, the original, the snippet) proposed is stopped and the request refused. A merge's file
+# is made of those sources but for a few seams; a small model that strays writes thousands of
+# tokens of its own (hard_dev on a 2-core CPU: 4 to 9 minutes, then the checks refused the file).
+MAX_OWN_TOKENS = 256
+
+
 def merge_too_large(req: ApplyRequest) -> str | None:
     """Why the structural merge will not take this request, or None."""
     size = len(req.original) + len(req.update)
@@ -139,11 +146,20 @@ def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, 
     sources = [(f"reading {i + 1}", text) for i, text in enumerate(readings)]
     sources += prediction_source(req) + [("original", req.original), ("update", req.update)]
     result = None
-    for ev in _model(get_model, model_lock, req, language, sources, notes, should_stop):
-        if isinstance(ev, ApplyResult):
-            result = ev
-        else:
-            yield ev
+    own = _OwnTokens(should_stop)
+    own.stats = Stats()
+    try:
+        for ev in _model(get_model, model_lock, req, language, sources, notes, own.should_stop, own.stats):
+            if isinstance(ev, ApplyResult):
+                result = ev
+            else:
+                yield ev
+    except ApplyError as e:
+        if e.code != "cancelled" or not own.tripped:
+            raise
+        raise refusal(merge, "the structural merge refused and the model went its own way: ", [
+            f"the model wrote over {MAX_OWN_TOKENS} tokens that neither the readings, the original nor the snippet "
+            "proposed; stopped (a merge needs few)"]) from None
     assert result is not None
     if not result.ok:
         bad = [f.line() for f in result.findings if f.severity == "error"]
@@ -151,6 +167,23 @@ def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, 
     result.findings.insert(0, Finding("auto", "the structural merge refused (" + "; ".join(merge.reasons)
                                       + "); the model's file passed the checks", "info"))
     yield result
+
+
+class _OwnTokens:
+    """`should_stop` for `auto`'s generation: the caller's, and true once the model has written more
+    than `MAX_OWN_TOKENS` tokens no draft proposed (`Stats`: output minus accepted draft tokens)."""
+
+    def __init__(self, caller: ShouldStop | None):
+        self.caller = caller
+        self.stats: Stats | None = None
+        self.tripped = False
+
+    def should_stop(self) -> bool:
+        if self.caller is not None and self.caller():
+            return True
+        s = self.stats
+        self.tripped = s is not None and s.output_tokens - s.accepted_tokens > MAX_OWN_TOKENS
+        return self.tripped
 
 
 def _judged(model, model_lock, req: ApplyRequest, merge: MergeResult) -> judge_mod.Verdict:
@@ -185,10 +218,10 @@ def _judged_result(req: ApplyRequest, language: str | None, readings: list[str],
 
 
 def _model(get_model, model_lock, req: ApplyRequest, language: str | None, sources, notes: list[Finding],
-           should_stop: ShouldStop | None) -> Iterator[StreamEvent]:
+           should_stop: ShouldStop | None, stats: Stats | None = None) -> Iterator[StreamEvent]:
     """Decode with the model engine, then check its file like any merge (plus the edit checks)."""
     model = get_model()
-    stats = Stats()
+    stats = stats if stats is not None else Stats()
     merged, findings = "", []
     with nullcontext() if getattr(model, "concurrent", False) else model_lock:
         for ev in model.generate(req, sources, should_stop, stats):

@@ -189,3 +189,31 @@ def test_grpc_and_http_answers_name_the_judge_and_its_margin():
                           timeout=60).json()
         assert body["choices"][0]["message"]["content"] == second
         assert body["fastapply"]["engine"] == "judge" and body["fastapply"]["margin"] == pytest.approx(5.0)
+
+
+class StrayingModel(FakeModel):
+    """Writes its own tokens one at a time, none drafted, until it is stopped."""
+
+    def generate(self, req, draft_texts, should_stop, stats):
+        self.calls.append(draft_texts)
+        for i in range(10_000):
+            stats.output_tokens += 1
+            yield TextDelta("x")
+            if should_stop is not None and should_stop():
+                raise ApplyError("cancelled", "the apply was cancelled")
+        yield "x" * 10_000, []
+
+
+def test_a_model_that_strays_from_every_draft_is_stopped_and_refused():
+    model = StrayingModel("")
+    with pytest.raises(ApplyError) as e:
+        Applier(model_engine=model).apply(ApplyRequest(ORIGINAL, TIED, language="python"))
+    assert e.value.code == "refused" and "went its own way" in e.value.message and e.value.readings
+    assert len(model.calls) == 1
+
+
+def test_the_callers_cancel_stays_a_cancel():
+    with pytest.raises(ApplyError) as e:
+        Applier(model_engine=StrayingModel("")).apply(ApplyRequest(ORIGINAL, TIED, language="python"),
+                                                      should_stop=lambda: True)
+    assert e.value.code == "cancelled"
