@@ -69,12 +69,17 @@ def score_case(case: dict, merged: str | None, ok: bool) -> dict:
 
 
 def readings_of(case: dict) -> dict:
-    """What the structural merge makes of the case: refused or not, its readings, and whether the
-    expected file is one of them."""
+    """What the structural merge makes of the case: refused or not, its readings, and which of them
+    (1-based) is the expected file by the dataset's comparison rule, if any."""
     merge = structural_merge(case["original"], case["update"], case.get("language"))
     texts = [r.text for r in merge.readings]
-    return {"merge_refused": not merge.ok, "readings": len(texts),
-            "expected_reading": texts.index(case["expected"]) + 1 if case["expected"] in texts else None}
+    hit = expected_index(case, texts)
+    return {"merge_refused": not merge.ok, "readings": len(texts), "expected_reading": None if hit < 0 else hit + 1}
+
+
+def expected_index(case: dict, texts: list[str]) -> int:
+    """The first of `texts` that is exact by the dataset's rule (`score_case`), or -1."""
+    return next((i for i, t in enumerate(texts) if score_case(case, t, True)["exact"]), -1)
 
 
 def run_case(applier: Applier, case: dict, engine: str, merge: dict | None = None) -> dict:

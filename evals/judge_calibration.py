@@ -28,6 +28,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from evals.accuracy import expected_index
 from evals.common import load_cases, write_json
 from fastapply.judge import CONTEXT_LINES
 from fastapply.merge import structural_merge
@@ -103,7 +104,7 @@ def dump(args) -> int:
                 continue
             row = {"id": c["id"], "cases": Path(path).name, "config": config, "lines": len(c["original"].splitlines()),
                    "readings": len(texts), "readings_sha": readings_sha(texts), "how": [r.how for r in merge.readings],
-                   "expected": texts.index(c["expected"]) if c["expected"] in texts else -1,
+                   "expected": expected_index(c, texts),
                    "scores": [], "seconds": None, "scored_tokens": None, "error": None}
             if len(texts) >= 2:
                 req = ApplyRequest(c["original"], c["update"], language=c.get("language"))

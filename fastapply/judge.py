@@ -40,7 +40,7 @@ MODES = ("window", "whole")
 MODE = "window"  # measured against "whole" in evals/RESULTS.md: as exact, several times faster
 # A reading is returned only when its score beats the next one's by this much (nats). Calibrated
 # on the shared dev sets' refusals (evals/RESULTS.md, evals/results/judge_curve.json).
-MARGIN_NATS = 2.0
+MARGIN_NATS = 5.0
 # Score what the snippet explains (log p under the snippet - log p under an empty one), not the
 # plain log-probability (measured against each other in evals/RESULTS.md).
 CONTRAST = False
