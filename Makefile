@@ -57,7 +57,7 @@ demo: setup
 		&& cat $$out && cmp -s $$out examples/refused/expected.js && echo "== equal to examples/refused/expected.js ==" \
 		|| { echo "== NOT equal to examples/refused/expected.js =="; rm -f $$out; exit 1; }; rm -f $$out
 
-test: setup vscode-deps
+test: setup vscode-deps morph-clients-deps
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=15
 
 # The VS Code extension's client test (tests/test_vscode.py) needs its node_modules.
@@ -65,6 +65,13 @@ test: setup vscode-deps
 vscode-deps:
 	@if command -v npm >/dev/null && [ ! -d editor-plugins/vscode/node_modules/typescript ]; then \
 		cd editor-plugins/vscode && npm ci --no-audit --no-fund; fi
+
+# Morph's own clients, pinned (tests/test_morph_clients.py, evals/morph_clients.py): the SDK, the MCP
+# server and the MCP SDK's client, from the committed lockfile.
+.PHONY: morph-clients-deps
+morph-clients-deps:
+	@if command -v npm >/dev/null && [ ! -d tests/morph_clients/node_modules/@morphllm/morphmcp ]; then \
+		cd tests/morph_clients && npm ci --no-audit --no-fund; fi
 
 clean-cache:
 	rm -rf $${FASTAPPLY_CACHE:-$$HOME/.cache/fastapply}

@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from fastapply.api import ApplyError
+from fastapply.api import DEFAULT_ENGINE, ENGINES, ApplyError
 from fastapply.cli_common import (
     EXIT_FAIL,
     add_apply_output_args,
@@ -35,6 +35,10 @@ def register(sub) -> None:
     p.add_argument("--metrics-port", type=int, default=None, help="serve Prometheus metrics on http://HOST:PORT/metrics")
     p.add_argument("--http-port", type=int, default=None,
                    help="also serve the HTTP API (OpenAI chat completions, Relace /v1/code/apply) on HOST:PORT")
+    p.add_argument("--http-default-engine", default=DEFAULT_ENGINE, choices=ENGINES,
+                   help="the engine HTTP requests get for the model names clients send (morph-v3-large, "
+                        f"morph-v3-fast, auto, relace-apply-3) or no model (default {DEFAULT_ENGINE}); "
+                        "`structural` never loads a model")
     p.add_argument("--max-queue", type=int, default=32,
                    help="model requests allowed to wait for the model; more get RESOURCE_EXHAUSTED (default 32)")
     p.add_argument("--workers", type=int, default=64, help="threads = most concurrent calls (default 64)")
@@ -114,7 +118,8 @@ def _attach_http(server, args, token):
     counter = TokenCounter(args.model)
     counter.warm()  # the tokenizer that counts model-free answers' usage loads meanwhile
     return attach_http(server, args.http_port, token=token, max_body_bytes=int(args.max_request_mb * 1024 * 1024),
-                       counter=counter, tls_cert_file=args.tls_cert, tls_key_file=args.tls_key)
+                       counter=counter, tls_cert_file=args.tls_cert, tls_key_file=args.tls_key,
+                       default_engine=args.http_default_engine)
 
 
 def _remote(args):

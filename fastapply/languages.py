@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -224,6 +225,11 @@ def unparsable(tree, text: str) -> bool:
         return False
     if root.type == "ERROR":
         return True
+    return _error_bytes(root) > 0.10 * max(1, len(text.encode("utf-8")))
+
+
+def _error_bytes(root) -> int:
+    """Bytes inside ERROR / MISSING nodes (a MISSING node counts one)."""
     bad, stack = 0, [root]
     while stack:
         node = stack.pop()
@@ -231,7 +237,7 @@ def unparsable(tree, text: str) -> bool:
             bad += max(1, node.end_byte - node.start_byte)
         elif node.has_error:
             stack.extend(node.children)
-    return bad > 0.10 * max(1, len(text.encode("utf-8")))
+    return bad
 
 
 def error_count(tree) -> int:
@@ -259,3 +265,83 @@ def error_count(tree) -> int:
         if not cursor.goto_parent():
             break
     return count
+
+
+# -- guessing the language from content (front-ends whose requests carry no file name) ---------------
+
+GUESS_MAX_CHARS = 16 * 1024  # the guess parses at most this much of a file's head
+GUESS_MAX_ERROR_SHARE = 0.10  # the best grammar may leave at most this share of the bytes in errors
+GUESS_MIN_MARGIN = 0.003  # the next family must leave at least max(best + this, 2 x best) in errors
+# Grammars read supersets of each other's languages (TypeScript parses plain JavaScript, C++ most C):
+# within a family the best fit wins, ties going to the first. Across families the best must win clearly.
+GUESS_FAMILIES: tuple[tuple[str, ...], ...] = (
+    ("python",), ("javascript", "typescript", "tsx"), ("go",), ("rust",), ("java",), ("c", "cpp"))
+_SHEBANG = {"python": "python", "node": "javascript", "nodejs": "javascript", "deno": "typescript",
+            "ts-node": "typescript", "tsx": "typescript", "bun": "typescript", "sh": "bash", "bash": "bash",
+            "zsh": "bash", "dash": "bash", "ruby": "ruby"}
+_TOP_LEVEL_START = re.compile(r"\n\n(?=\S)")  # a blank line, then a line at column 0: where a sample is cut
+
+
+@dataclass(frozen=True)
+class LanguageGuess:
+    """`guess_language`'s answer: the language (None: no confident guess) and why."""
+
+    language: str | None
+    reason: str
+
+
+def guess_language(text: str) -> LanguageGuess:
+    """The language of a file from its content alone: its shebang, else tree-sitter parse scores
+    over the installed grammars (the share of bytes in ERROR/MISSING nodes). A guess is made only
+    when one family of grammars fits the text clearly better than every other; `detect_language`
+    never sniffs content, this is for callers that have no file name at all (Morph's message format)."""
+    shebang = _shebang_language(text)
+    if shebang is not None:
+        return shebang
+    sample = _guess_sample(text)
+    if not sample.strip():
+        return LanguageGuess(None, "the file is empty")
+    shares = {name: _error_share(name, sample) for family in GUESS_FAMILIES for name in family}
+    best = sorted((min((shares[n], family.index(n), n) for n in family if shares[n] is not None))
+                  for family in GUESS_FAMILIES if any(shares[n] is not None for n in family))
+    if not best or best[0][0] > GUESS_MAX_ERROR_SHARE:
+        return LanguageGuess(None, "no installed grammar parses it")
+    share, _, name = best[0]
+    runner = best[1] if len(best) > 1 else None
+    if runner is not None and runner[0] < share + max(GUESS_MIN_MARGIN, share):
+        return LanguageGuess(None, f"ambiguous: parses as {name} ({share:.1%} in errors) and as {runner[2]} "
+                                   f"({runner[0]:.1%})")
+    return LanguageGuess(name, f"parses as {name} ({share:.1%} in errors); the next grammar, "
+                               f"{runner[2] if runner else 'none'}, fits worse")
+
+
+def _shebang_language(text: str) -> LanguageGuess | None:
+    """`#!/usr/bin/env python3` -> python: the interpreter named by the first line, version digits dropped."""
+    first = text[:200].split("\n", 1)[0]
+    if not first.startswith("#!"):
+        return None
+    words = [os.path.basename(w) for w in first[2:].split()]
+    if words and words[0] == "env":
+        words = [w for w in words[1:] if not w.startswith("-")]
+    name = _SHEBANG.get(re.sub(r"[\d.]+$", "", words[0])) if words else None
+    return LanguageGuess(name, f"shebang {first.strip()!r}") if name else None
+
+
+def _guess_sample(text: str) -> str:
+    """The head of a long file, cut where a top-level line starts after a blank line (between two
+    definitions, seldom inside a comment or a string, whose cut would leave errors in every
+    grammar), else at a line end."""
+    if len(text) <= GUESS_MAX_CHARS:
+        return text
+    cut = max((m.start() + 1 for m in _TOP_LEVEL_START.finditer(text, 0, GUESS_MAX_CHARS)), default=0)
+    cut = cut or text.rfind("\n", 0, GUESS_MAX_CHARS) + 1
+    return text[:cut] if cut > 0 else text[:GUESS_MAX_CHARS]
+
+
+def _error_share(language: str, text: str) -> float | None:
+    """Share of the text's bytes inside ERROR/MISSING nodes; None without the grammar."""
+    tree = parse(language, text)
+    if tree is None:
+        return None
+    root = tree.root_node
+    return _error_bytes(root) / max(1, len(text.encode("utf-8"))) if root.has_error else 0.0

@@ -65,6 +65,20 @@ WRONG_BEFORE = [  # (pattern, seed, index): the rule that now refuses or places 
     ("wrap_shown", 28, 196),   # edge_lines._inside_skipped_opener: a catch's `throw e;` is not an edit of `throw err`
     ("wrap_shown", 28, 1997),  # wrap.shown_wrap: the outer opener, its run standing one level out (`#[cfg]` also deeper)
     ("delete_between", 19, 1599),  # unmarked_head: loose, but two blank lines first where the original has one
+    # issue 27 (readings; the wrap-the-body class, evals/fuzz_wraps.py): seeds 41-53 and 101-404
+    ("wrap_shown", 41, 224),   # wrap._opens_it_in_original: a `try {` elsewhere does not make a wrap's opener original
+    ("wrap_body", 41, 231),    # handler_rewritten_or_wrapped: a second canAccess's body wrapped; the first's try edited?
+    ("wrap_shown", 202, 198),  # shifted_onto_other_block: `this.app = createApp()` wrapped, read onto parseError's try
+    ("wrap_tail", 202, 132),   # takes_from_wrapped_code: a new `else:` read onto the wrapped chain's own `else:`
+    ("wrap_body", 101, 215),   # handler_rewritten_or_wrapped: a new catch after a try the original has (Java)
+    ("wrap_body", 303, 90),    # the same
+    ("wrap_body", 404, 43),    # the same
+    ("wrap_tail", 51, 683),    # lone_statement_opener: a lone `try:` and a marker, read onto a `try:` 100 lines on
+    ("wrap_tail", 51, 1165),   # the same, `with self._lock:` placed on the original's (changes nothing)
+    ("wrap_body", 53, 481),    # wrap._separator_shown_after: the wrapped code's blank lines are the region's (exact)
+    ("wrap_tail", 90001, 735),  # takes_from_wrapped_code: only the region's head shows the block's lines
+    ("wrap_tail", 90001, 1458),  # edited_opener_before_marker: `if (isReady()) {` over `if (user) {`
+    ("wrap_tail", 90001, 1759),  # the same (Go: `if err := validate(); err == nil {`)
 ]
 
 

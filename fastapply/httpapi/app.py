@@ -27,9 +27,11 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from fastapply.api import Applier, ApplyError, ApplyRequest, ApplyResult, TextDelta
+from fastapply.api import DEFAULT_ENGINE, Applier, ApplyError, ApplyResult, Finding, TextDelta
+from fastapply.httpapi import compaction, language
 from fastapply.httpapi.errors import error_body, error_object, status_of
 from fastapply.httpapi.parse import HTTPCall, chat_call, model_names, parse_json, relace_call
+from fastapply.httpapi.paths import ForgivingPaths, route_hint
 from fastapply.httpapi.pump import events_in_thread, stop_on_disconnect
 from fastapply.httpapi.shapes import DONE, ChatShapes, Done, RelaceShapes, sse
 from fastapply.httpapi.usage import TokenCounter, usage_of
@@ -52,6 +54,7 @@ class HTTPState:
     serving: Callable[[], bool] = lambda: True  # the gRPC health state
     counter: TokenCounter | None = None  # counts model-free answers' usage; None: they carry none
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    default_engine: str = DEFAULT_ENGINE  # what client model names (morph-v3-large, ...) and no `model` select
 
 
 def create_app(state: HTTPState) -> FastAPI:
@@ -62,11 +65,13 @@ def create_app(state: HTTPState) -> FastAPI:
 
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request):
-        return await front.run(request, "http.chat.completions", chat_call, ChatShapes)
+        return await front.run(request, "http.chat.completions", partial(chat_call, default_engine=state.default_engine),
+                               ChatShapes)
 
     @app.post("/v1/code/apply")
     async def code_apply(request: Request):
-        return await front.run(request, "http.code.apply", relace_call, RelaceShapes)
+        return await front.run(request, "http.code.apply", partial(relace_call, default_engine=state.default_engine),
+                               RelaceShapes)
 
     @app.get("/v1/models")
     async def models(request: Request):
@@ -75,7 +80,7 @@ def create_app(state: HTTPState) -> FastAPI:
         except ApplyError as e:
             return error_response(e)
         return {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "fastapply"}
-                                           for name in model_names()]}
+                                           for name in model_names(state.default_engine)]}
 
     @app.get("/health")
     async def health():
@@ -83,6 +88,7 @@ def create_app(state: HTTPState) -> FastAPI:
         return json_response({"status": "SERVING" if serving else "NOT_SERVING",
                               "model_loaded": state.applier.model_loaded}, 200 if serving else 503)
 
+    app.add_middleware(ForgivingPaths)
     return app
 
 
@@ -100,24 +106,30 @@ class HTTPFrontEnd:
                              "missing `Authorization: Bearer <token>` header; this server requires a token "
                              "(--token-file)")
 
-    async def run(self, request: Request, method: str, parse: Callable[[dict], HTTPCall], shapes_of) -> Response:
+    async def run(self, request: Request, method: str, parse: Callable[..., HTTPCall], shapes_of) -> Response:
         """Authorize, parse, apply; a unary JSON answer or an event stream; errors in OpenAI's shape."""
         watch = _Watch(self.state.metrics, method)
         try:
             self.authorize(request)
-            call = parse(parse_json(await read_body(request, self.state.max_body_bytes)))
+            call = parse(parse_json(await read_body(request, self.state.max_body_bytes)), request.headers)
             watch.started(call.request.engine)
             shapes = shapes_of(call)
             stop = threading.Event()
-            events = events_in_thread(partial(self._events, call.request), stop)
+            events = events_in_thread(partial(self._events, call), stop)
             async with stop_on_disconnect(request.receive, stop):
                 if not call.stream:
                     done = await _last(events)
-                    check_valid(done.result)
+                    check_valid(done.result, call)
                     watch.done("ok")
                     return json_response(shapes.unary(done))
+                if call.anchors is not None:
+                    # Morph's SDK reads the whole stream before it expands and writes anything, and
+                    # the answer can only be checked whole: checked first, it keeps its HTTP status.
+                    held = [ev async for ev in events]
+                    check_valid(held[-1].result, call)
+                    events = _replay(held)
                 first = await anext(events)  # an error before any text still gets its HTTP status
-            return EventStream(self._stream(shapes, first, events, watch), stop)
+            return EventStream(self._stream(shapes, call, first, events, watch), stop)
         except ApplyError as e:
             watch.done(e.code)
             return error_response(e)
@@ -126,11 +138,34 @@ class HTTPFrontEnd:
             watch.done("internal")
             return error_response(ApplyError("internal", f"internal error: {type(e).__name__}: {e}"))
 
-    def _events(self, req: ApplyRequest, should_stop: Callable[[], bool]) -> Iterator[TextDelta | Done]:
-        """Runs in the request's worker thread: the Applier's events, the result with its usage."""
+    def _events(self, call: HTTPCall, should_stop: Callable[[], bool]) -> Iterator[TextDelta | Done]:
+        """Runs in the request's worker thread: the Applier's events, the result with its usage.
+        A request that names no language is tried as `language.attempts` says: a try the merge
+        refuses gives way to the next, and only the last try streams as it goes."""
+        tries = language.attempts(call.request)
+        notes: list[Finding] = []
+        if call.anchors is not None:
+            log.info("anchor-compacted request: the original (%d chars) rebuilt from %d placeholders",
+                     len(call.anchors.original), call.anchors.placeholders)
+            notes.append(Finding("anchors", f"Morph's anchor compaction: the original rebuilt from "
+                                            f"{call.anchors.placeholders} placeholders", "info"))
+        for i, attempt in enumerate(tries):
+            last = i == len(tries) - 1
+            try:
+                events = self._tried(attempt, notes, should_stop)
+                yield from events if last else list(events)
+                return
+            except ApplyError as e:
+                if last or e.code != "refused":
+                    raise
+
+    def _tried(self, attempt: language.Attempt, notes: list[Finding],
+               should_stop: Callable[[], bool]) -> Iterator[TextDelta | Done]:
+        req = attempt.request
         try:
             for ev in queued_events(self.state.applier, self.state.queue, req, should_stop):
                 if isinstance(ev, ApplyResult):
+                    ev.findings[:0] = notes + ([attempt.note] if attempt.note is not None else [])
                     self.state.metrics.result(ev)
                     yield Done(ev, usage_of(req, ev, self.state.counter))
                 else:
@@ -138,7 +173,7 @@ class HTTPFrontEnd:
         except Stopped:
             raise ApplyError("cancelled", "the client went away while the request waited for the model") from None
 
-    async def _stream(self, shapes, first: TextDelta | Done, events: AsyncIterator, watch: _Watch):
+    async def _stream(self, shapes, call: HTTPCall, first: TextDelta | Done, events: AsyncIterator, watch: _Watch):
         code = "ok"
         try:
             for obj in shapes.start():
@@ -146,7 +181,7 @@ class HTTPFrontEnd:
             ev = first
             while ev is not None:
                 if isinstance(ev, Done):
-                    check_valid(ev.result)
+                    check_valid(ev.result, call)
                     for obj in shapes.finish(ev):
                         yield sse(obj)
                 else:
@@ -168,11 +203,14 @@ class HTTPFrontEnd:
             watch.done(code)
 
 
-def check_valid(result: ApplyResult) -> None:
-    """A file that failed validation is not handed to a client that would write it over a good one."""
+def check_valid(result: ApplyResult, call: HTTPCall) -> None:
+    """A file that failed validation is not handed to a client that would write it over a good one,
+    nor one that Morph's SDK would change while expanding anchors."""
     if not result.ok:
         errors = "; ".join(f"{f.kind}: {f.message}" for f in result.findings if f.severity == "error")
         raise ApplyError("refused", f"the merged file failed validation and is not returned: {errors}")
+    if call.anchors is not None:
+        compaction.check_answer(result.merged, call.anchors.namespace)
 
 
 class EventStream(StreamingResponse):
@@ -210,6 +248,11 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
 def _too_large(size: int, max_bytes: int) -> ApplyError:
     return ApplyError("too_long", f"the request body is {size:,} bytes or more; this server accepts at most "
                                   f"{max_bytes:,} (fastapply serve --max-request-mb)")
+
+
+async def _replay(items: list) -> AsyncIterator:
+    for item in items:
+        yield item
 
 
 async def _last(events: AsyncIterator):
@@ -257,6 +300,8 @@ def error_response(err: ApplyError) -> Response:
 async def _route_error(request: Request, exc: StarletteHTTPException) -> Response:
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "invalid_argument")
     message = f"{exc.detail}: {request.method} {request.url.path}" if exc.status_code in (404, 405) else str(exc.detail)
+    if exc.status_code == 404:
+        message += route_hint(request.url.path)
     return json_response(error_object(exc.status_code, code, message), exc.status_code, exc.headers)
 
 

@@ -1,33 +1,39 @@
 """Request bodies -> `ApplyRequest`: OpenAI chat completions in Morph's message format, and Relace's
-apply body. Pure functions over bytes and decoded JSON; each failure is an
+apply body. Pure functions over bytes, decoded JSON and headers; each failure is an
 `ApplyError("invalid_argument")` that says what to send instead.
 
-Morph's format is one user message:
+Morph's format is one user message of three blocks, read by its structure (`message.py`):
 
     <instruction>what the edit does</instruction>      (optional; avante.nvim writes <instructions>)
     <code>THE ORIGINAL FILE</code>
     <update>THE UPDATE SNIPPET</update>
 
-The text between the tags is taken exactly as sent: a file that starts or ends with a newline keeps it.
+A large file from Morph's SDK comes anchor-compacted (`compaction.py`): the original is rebuilt
+from its table before anything is merged.
 """
 
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fastapply.api import DEFAULT_ENGINE, ENGINES, ApplyError, ApplyRequest, Sampling, decode_utf8
+from fastapply.httpapi import compaction
+from fastapply.httpapi.message import parse_morph_message
+
+__all__ = ["HTTPCall", "chat_call", "relace_call", "engine_of", "model_names", "parse_json", "parse_morph_message"]
 
 # Model names that clients of hosted fast-apply services already send: they get the default engine.
 CLIENT_ALIASES = ("morph-v3-fast", "morph-v3-large", "auto", "relace-apply-3")
 
 
-def model_names() -> dict[str, str]:
-    """Every `model` value this server accepts -> the engine it selects."""
+def model_names(default_engine: str = DEFAULT_ENGINE) -> dict[str, str]:
+    """Every `model` value this server accepts -> the engine it selects (client aliases: the
+    server's default engine)."""
     names = {f"fastapply-{e}": e for e in ENGINES}
     names.setdefault("fastapply-auto", DEFAULT_ENGINE)
-    names.update({alias: DEFAULT_ENGINE for alias in CLIENT_ALIASES})
+    names.update({alias: default_engine for alias in CLIENT_ALIASES})
     return names
 
 
@@ -39,6 +45,7 @@ class HTTPCall:
     model: str  # the name the answer reports: fastapply-<engine that ran>
     stream: bool = False
     include_usage: bool = False  # OpenAI's stream_options.include_usage: a last chunk with usage
+    anchors: compaction.Compacted | None = None  # Morph's large-file protocol: the answer must expand to itself
 
 
 def parse_json(body: bytes) -> dict:
@@ -52,10 +59,15 @@ def parse_json(body: bytes) -> dict:
     return data
 
 
-def chat_call(data: dict) -> HTTPCall:
-    """`POST /v1/chat/completions` body -> HTTPCall (Morph's message format)."""
+def chat_call(data: dict, headers: Mapping[str, str] | None = None, *,
+              default_engine: str = DEFAULT_ENGINE) -> HTTPCall:
+    """`POST /v1/chat/completions` body (Morph's message format) and headers (lower-case names) -> HTTPCall."""
     instruction, original, update = parse_morph_message(_user_message(data.get("messages")))
-    engine, model = engine_of(data.get("model"))
+    anchors = None
+    if compaction.requested(headers or {}, instruction, original):
+        anchors = compaction.expand_request(instruction, original)
+        original, instruction = anchors.original, anchors.instruction or None
+    engine, model = engine_of(data.get("model"), default_engine)
     n = data.get("n")
     if n is not None and (n != 1 or isinstance(n, bool)):
         raise _bad("`n` must be 1: a merge has one answer")
@@ -65,46 +77,28 @@ def chat_call(data: dict) -> HTTPCall:
     max_tokens = data.get("max_completion_tokens", data.get("max_tokens"))
     req = ApplyRequest(original, update, instruction=instruction, engine=engine, sampling=_sampling(data),
                        max_output_tokens=_int(max_tokens, "max_tokens"), prediction=_prediction(data.get("prediction")))
-    return HTTPCall(req, model, _flag(data, "stream"), _flag(options, "include_usage"))
+    return HTTPCall(req, model, _flag(data, "stream"), _flag(options, "include_usage"), anchors)
 
 
-def relace_call(data: dict) -> HTTPCall:
+def relace_call(data: dict, headers: Mapping[str, str] | None = None, *,
+                default_engine: str = DEFAULT_ENGINE) -> HTTPCall:
     """`POST /v1/code/apply` body (Relace) -> HTTPCall. Both key spellings are accepted."""
     original = _either(data, "initial_code", "initialCode")
     update = _either(data, "edit_snippet", "editSnippet")
     instruction = _string(data.get("instruction"), "instruction")
-    engine, model = engine_of(data.get("model"))
+    engine, model = engine_of(data.get("model"), default_engine)
     return HTTPCall(ApplyRequest(original, update, instruction=instruction or None, engine=engine), model,
                     _flag(data, "stream"))
 
 
-def engine_of(model: object) -> tuple[str, str]:
+def engine_of(model: object, default_engine: str = DEFAULT_ENGINE) -> tuple[str, str]:
     """`model` -> (engine, the name answers report). No model: the default engine."""
     if model is None:
-        return DEFAULT_ENGINE, f"fastapply-{DEFAULT_ENGINE}"
-    names = model_names()
+        return default_engine, f"fastapply-{default_engine}"
+    names = model_names(default_engine)
     if not isinstance(model, str) or model not in names:
         raise _bad(f"unknown model {model!r}; use one of {', '.join(names)}")
     return names[model], f"fastapply-{names[model]}"
-
-
-_CODE_THEN_UPDATE = re.compile(r"<code>(.*?)</code>\s*<update>(.*)</update>", re.S)
-_INSTRUCTION = re.compile(r"<(instructions?)>(.*?)</\1>", re.S)
-
-
-def parse_morph_message(content: str) -> tuple[str | None, str, str]:
-    """(instruction or None, original, update) from a Morph-format user message."""
-    m = _CODE_THEN_UPDATE.search(content)
-    if m is None:
-        form = "<code>ORIGINAL FILE</code> then <update>UPDATE SNIPPET</update>"
-        if "<code>" not in content:
-            raise _bad(f"the user message has no <code> block; send {form}")
-        if "<update>" not in content:
-            raise _bad(f"the user message has no <update> block; send {form}")
-        raise _bad(f"the user message's <code> and <update> blocks are not closed or out of order; send {form}")
-    # Only text before <code> can be the instruction: the file itself may contain the tag.
-    i = _INSTRUCTION.search(content, 0, m.start())
-    return (i.group(2) if i else None), m.group(1), m.group(2)
 
 
 def _user_message(messages: object) -> str:

@@ -17,6 +17,7 @@ from fastapply.merge.lineplace import line_readings, merge_lines
 from fastapply.merge.members import merge_members
 from fastapply.merge.result import (
     CONFIDENCE_IDENTITY,
+    CONFIDENCE_ONE_LEFT,
     CONFIDENCE_WARNING,
     MergeResult,
     Placement,
@@ -81,6 +82,8 @@ def merge(original: str, update: str, language: str | None, path: str | None) ->
             by_members = _by_members(edit, by_lines)
             if by_members is not None:
                 return by_members
+    if not by_lines.ok and by_lines.doubt is not None:
+        by_lines = _one_reading_left(edit, by_lines)
     if not by_lines.ok:
         return _refuse(by_lines.reasons, lang, "line-anchor")
     if by_lines.reaches_end and edit.upd_trailing != edit.trailing and edit.orig_lines:
@@ -88,6 +91,18 @@ def merge(original: str, update: str, language: str | None, path: str | None) ->
         # rarely end in a newline): keep the file's, as an editor would, and say so.
         by_lines.reasons.append("kept the original's final newline; the snippet's end differs")
     return _checked(edit, by_lines, "line-anchor")
+
+
+def _one_reading_left(edit: _Edit, refused: Placement) -> Placement:
+    """A refusal whose doubt has two sides (lineplace.ONE_SIDED) where the other side fails
+    validation (deleting the unshown tail empties the file; the wide placement deletes most of it):
+    one reading survives the checks, and it is the answer. Otherwise the refusal stands."""
+    d = refused.doubt
+    bad = edit.errors(edit.text(d.other))
+    if not bad or edit.errors(edit.text(d.kept)):
+        return refused
+    return Placement(d.kept, [f"{d.reason} The other reading ({d.other_how}) fails validation ({bad[0]}): one "
+                              "reading is left"], CONFIDENCE_ONE_LEFT)
 
 
 def _opens_more_than_it_closes(text: str) -> bool:

@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from fastapply.merge.anchor import Candidate, OriginalIndex, Region, order_regions, place_region
-from fastapply.merge.checks import FILE_CHECKS, REGION_CHECKS, LinePlan, RegionFit, defines_something, first_refusal
+from fastapply.merge.checks import FILE_CHECKS, REGION_CHECKS, LinePlan, RegionFit, defines_something, named_refusal
 from fastapply.merge.edge_lines import consume_back, consume_forward
 from fastapply.merge.result import (
+    OneSidedDoubt,
     CONFIDENCE_LINES_CLEAR,
     CONFIDENCE_LINES_CLOSE,
     CONFIDENCE_LINES_TIGHT,
@@ -43,7 +44,17 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
     wrapped = _place_check_splice(reading[0], orig, partial_ok, lang, (regions, reading[1]))
     if wrapped.ok:
         return wrapped
+    # (no one-sided doubt here: the wrap reading is a second side of its own)
     return Placement(None, placed.reasons + [f"read as wrapped code: {r}" for r in wrapped.reasons], final=placed.final)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a reading cannot be spliced: the reason, and the check that gave it (with its region)."""
+
+    reason: str
+    check: str = ""
+    region: int | None = None
 
 
 FINAL_WRAP = -1  # Variant.after_wrap's key for the wrap a marker ending the snippet opens
@@ -62,6 +73,7 @@ class Variant:
     # or before its last statement, instead of where its lines pair (wrap.py); (FINAL_WRAP,
     # "before_last"): the snippet's final wrap leaves its block's last statement out
     after_wrap: tuple[tuple[int, str], ...] = ()
+    separator_flipped: frozenset[int] = frozenset()  # regions whose blank line after new definitions is flipped
     head_deleted: bool = False
     tail_deleted: bool = False
 
@@ -73,6 +85,7 @@ class Variant:
         parts += [(f"region {i + 1} after the wrapped code" if i >= 0 else "the snippet's last new block") +
                   (", its last statement left out of the block" if at == "before_last" else "")
                   for i, at in self.after_wrap]
+        parts += [f"region {i + 1}'s blank line after its new code flipped" for i in sorted(self.separator_flipped)]
         parts += ["the lines above it deleted"] * self.head_deleted + ["the lines below it deleted"] * self.tail_deleted
         return ", ".join(parts) or "as placed"
 
@@ -87,8 +100,8 @@ def _place_check_splice(regions: list[Region], orig: list[str], partial_ok: bool
     if error:
         return Placement(None, [error])
     read = _splice(regions, orig, choice, partial_ok, lang, wrap, None)
-    if isinstance(read, str):
-        return Placement(None, [read])
+    if isinstance(read, Refusal):
+        return Placement(None, [read.reason], doubt=_one_sided(read, regions, orig, choice, partial_ok, lang, wrap))
     out, plan, fuzzy = read
     kept_edges = (plan.head or plan.tail) and plan.loose
     confidence, doubts = _confidence(margin, fuzzy, kept_edges)
@@ -99,12 +112,50 @@ def _place_check_splice(regions: list[Region], orig: list[str], partial_ok: bool
                      reaches_end=bool(plan.spans) and plan.spans[-1][1] == len(orig) and not regions[-1].marker_after)
 
 
+def _skipped(skip: tuple[str, int | None] | None, region: int | None) -> frozenset[str]:
+    """The check names to pass over for this region (or, region None, for the file checks)."""
+    return frozenset({skip[0]}) if skip is not None and skip[1] == region else frozenset()
+
+
+def _one_sided(refused: Refusal, regions: list[Region], orig: list[str], choice: list[Candidate | None],
+               partial_ok: bool, lang: str | None, wrap) -> OneSidedDoubt | None:
+    """For a doubt with exactly two sides (`ONE_SIDED`: keep or delete the unshown head or tail; the
+    cheapest placement or the one that keeps the context together), the placement with that check
+    passed over (every other check still run) and the other side, as lines, for the caller to
+    validate: when the other side fails validation, one reading survives and is the answer."""
+    other = ONE_SIDED.get(refused.check)
+    if other is None:
+        return None
+    variant = other(refused.region, regions)
+    if variant is None:
+        return None
+    kept = _splice(regions, orig, choice, partial_ok, lang, wrap, None, skip=(refused.check, refused.region))
+    alternative = _splice(regions, orig, choice, partial_ok, lang, wrap, variant)
+    if isinstance(kept, Refusal) or isinstance(alternative, Refusal):
+        return None
+    return OneSidedDoubt(refused.reason, kept[0], alternative[0], variant.how())
+
+
+def _widest(i: int | None, regions: list[Region]) -> Variant | None:
+    r = regions[i] if i is not None else None
+    return None if r is None or r.widest is None else Variant(choice=((i, r.widest),))
+
+
+# Checks whose doubt has exactly two sides, and the Variant that reads the other one.
+ONE_SIDED = {
+    "unmarked_head": lambda i, regions: Variant(head_deleted=True),
+    "unmarked_tail": lambda i, regions: Variant(tail_deleted=True),
+    "context_split": _widest,
+}
+
+
 def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | None], partial_ok: bool,
             lang: str | None, wrap: tuple[list[Region], list[Wrap]] | None,
-            variant: Variant | None) -> tuple[list[str], LinePlan, int] | str:
+            variant: Variant | None, skip: tuple[str, int | None] | None = None) -> tuple[list[str], LinePlan, int] | Refusal:
     """The placed regions spliced into the original: (lines, plan, edge lines matched by
     similarity), or the reason it fails. `variant=None` runs every check (the merge's own answer);
-    a Variant skips them and reads the snippet its way (a reading, for the judge)."""
+    a Variant skips them and reads the snippet its way (a reading, for the judge); `skip` is one
+    check passed over: (its name, the region it judges, or None for a file check)."""
     spans: list[Span] = []
     fuzzy = 0  # edge lines matched by similarity rather than equality
     alt = dict(variant.choice) if variant else {}
@@ -118,33 +169,36 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
         if i in after_wrap and w is not None:
             placed = _after_wrapped_block(r.lines, orig, prev_end, next_start, w, after_wrap[i])
             if isinstance(placed, str):
-                return placed
+                return Refusal(placed)
             span, f = placed
         elif c is None:
             placed = place_unanchored(i, r.lines, r.marker_before, r.marker_after, i == len(regions) - 1,
                                       orig, prev_end, next_start)
             if isinstance(placed, str):
-                return placed
+                return Refusal(placed)
             span, f = placed
             at = unanchored_at.get(i)
             if at is not None:
                 span = (span[0], span[0], span[2]) if at == "start" else (span[1], span[1], span[2])
         else:
             if c.start < prev_end:
-                return f"region {i + 1} overlaps the region before it"
+                return Refusal(f"region {i + 1} overlaps the region before it")
             fit = _fit(i, regions, c, orig, prev_end, next_start, partial_ok, lang, wrap is not None and
                        regions[i].lines is not wrap[0][i].lines)
             if variant is None:
-                refusal = first_refusal(REGION_CHECKS, fit)
-                if refusal:
-                    return refusal
+                found = named_refusal(REGION_CHECKS, fit, _skipped(skip, i))
+                if found:
+                    return Refusal(found[1], found[0], i)
             start = c.start if variant and (i, "lead") in variant.unpaired else fit.start
             end = c.end + 1 if variant and (i, "trail") in variant.unpaired else fit.end
-            span, f = (start, end, list(c.lines) + _separator_after(fit)), fit.fuzzy
+            sep = _separator_after(fit)
+            if variant and i in variant.separator_flipped:
+                sep = [] if sep else _blank_if_new_code_meets(fit)
+            span, f = (start, end, list(c.lines) + sep), fit.fuzzy
         if variant is None and w is not None:
             refusal = takes_from_wrapped_code(i, wrap[0][i].lines, span, orig, prev_end, next_start, w)
             if refusal:
-                return refusal
+                return Refusal(refusal, "takes_from_wrapped_code", i)
         spans.append(span)
         fuzzy += f
 
@@ -155,13 +209,13 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
         final_end = dict(variant.after_wrap).get(FINAL_WRAP, "block") if variant else "block"
         rewrapped = apply_wraps(spans, wrap[0], regions, wrap[1], orig, final_end)
         if isinstance(rewrapped, str):
-            return rewrapped
+            return Refusal(rewrapped)
         spans = rewrapped
     plan = LinePlan(spans, regions, orig, defs, partial_ok, loose, lang, wrapped=wrap is not None)
     if variant is None:
-        refusal = first_refusal(FILE_CHECKS, plan)
-        if refusal:
-            return refusal
+        found = named_refusal(FILE_CHECKS, plan, _skipped(skip, None))
+        if found:
+            return Refusal(found[1], found[0])
     else:
         if variant.head_deleted and spans:
             spans[0] = (0, spans[0][1], spans[0][2])
@@ -169,7 +223,7 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
             spans[-1] = (spans[-1][0], len(orig), spans[-1][2])
     out = apply_edits(orig, spans)
     if out is None:
-        return "regions of the snippet overlap in the original"
+        return Refusal("regions of the snippet overlap in the original")
     return out, plan, fuzzy
 
 
@@ -195,7 +249,7 @@ def line_readings(regions: list[Region], orig: list[str], partial_ok: bool = Fal
                 continue
         for variant in _variants(placed, orig, choice, partial_ok, lang, wrap):
             read = _splice(placed, orig, choice, partial_ok, lang, wrap, variant)
-            if isinstance(read, str) or tuple(read[0]) in seen:
+            if isinstance(read, Refusal) or tuple(read[0]) in seen:
                 continue
             seen.add(tuple(read[0]))
             out.append((", ".join(x for x in (label, variant.how()) if x and x != "as placed") or "as placed", read[0]))
@@ -225,9 +279,10 @@ def _variants(regions: list[Region], orig: list[str], choice: list[Candidate | N
         if _wrap_before(i + 1, wrap) is not None:  # the other place, with the wrapped code after it
             out += [Variant(choice=((i, x),), after_wrap=((i + 1, "end"),)) for x in picks]
         out += [Variant(unpaired=frozenset({(i, side)})) for side in ("lead", "trail")]
+        out.append(Variant(separator_flipped=frozenset({i})))
     if wrap is not None and any(w.i == len(regions) - 1 for w in wrap[1]):
         out.append(Variant(after_wrap=((FINAL_WRAP, "before_last"),)))
-    if not isinstance(read, str):
+    if not isinstance(read, Refusal):
         plan = read[1]
         out += [Variant(head_deleted=True)] * plan.head + [Variant(tail_deleted=True)] * plan.tail
     return out
@@ -259,6 +314,9 @@ def _after_wrapped_block(lines: list[str], orig: list[str], lo: int, hi: int, w:
     return (end, stop, list(lines)), 0
 
 
+CONTINUATIONS = ("else", "elif", "except", "catch", "finally")  # lines that go on with the block before them
+
+
 def takes_from_wrapped_code(i: int, lines: list[str], span: Span, orig: list[str], lo: int, hi: int,
                             w: Wrap) -> str | None:
     """The region right after a marker wrap replaces lines of the block the wrap takes (from the
@@ -267,12 +325,27 @@ def takes_from_wrapped_code(i: int, lines: list[str], span: Span, orig: list[str
     depth. That line is either edited (and left out of the new block) or kept (the region's line is
     new, after or inside the block): refused, with the readings (wrap.py's `block_end`)."""
     end = block_end(orig, lo, w.level, hi)
-    written = {x.rstrip() for x in lines}
+    # (only the region's head can show the block's lines: its lines before the first one that
+    # leaves the block; a `return q` further down, in the next method, shows nothing here)
+    head = []
+    for x in lines:
+        if not is_blank(x) and (len(indent_of(x)) < len(w.level) or not x.startswith(w.level)):
+            break
+        head.append(x)
+    as_written = {x.rstrip() for x in head}
+    lowered = set()
     for x in lines:  # the region's first lines inside the new block show the wrapped code's last ones
         if not is_blank(x) and not x.startswith(w.level + w.extra):
             break
-        written.add(x[len(w.extra):].rstrip())
-    odd = next((x for x in orig[span[0]:min(span[1], end)] if not is_blank(x) and x.rstrip() not in written), None)
+        lowered.add(x[len(w.extra):].rstrip())
+
+    def shown(x: str) -> bool:
+        # (a branch line such as `else:` written at the block's level goes on with the new block as
+        # much as with the wrapped code; shown one level deeper, it is the wrapped code's)
+        branch = x.strip().lstrip("}").strip().startswith(CONTINUATIONS)
+        return x.rstrip() in lowered or (x.rstrip() in as_written and not branch)
+
+    odd = next((x for x in orig[span[0]:min(span[1], end)] if not is_blank(x) and not shown(x)), None)
     if odd is None:
         return None
     return (f"region {i + 1} replaces `{odd.strip()[:40]}`, which ends the code the new block wraps, without showing "
@@ -341,6 +414,16 @@ def _separator_after(fit: RegionFit) -> list[str]:
     if sep == 0 or not defines_something(fit.new_trail, fit.lang):
         return []
     return [""] * min(sep, sum(1 for x in o[fit.c.end + 1:fit.end] if is_blank(x)))
+
+
+def _blank_if_new_code_meets(fit: RegionFit) -> list[str]:
+    """One blank line, where the region's new definitions end right against original code (a
+    reading: the snippet did not write the separator the file has between definitions)."""
+    o = fit.orig
+    if not fit.new_trail or is_blank(fit.new_trail[-1]) or fit.end >= len(o) or is_blank(o[fit.end]) or \
+            o[fit.end].strip() in CLOSERS or not defines_something(fit.new_trail, fit.lang):
+        return []
+    return [""]
 
 
 def _opened_by_new_lines(earlier: list[Region], lead: list[str], orig: list[str]) -> int:

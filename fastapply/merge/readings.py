@@ -9,6 +9,7 @@ list is deduplicated, best (cheapest) first, and capped (`MAX_READINGS`).
 
 from __future__ import annotations
 
+from fastapply.markers import marker_flags
 from fastapply.merge.candidates import candidate_texts
 from fastapply.merge.core import snippet_readings
 from fastapply.merge.result import Reading
@@ -31,12 +32,29 @@ def refusal_readings(original: str, update: str, language: str | None, path: str
         if text in seen:
             continue
         seen.add(text)
-        if any(f.severity == "error" for f in validate(original, update, text, language)):
+        if not splices_snippet(original, update, text) or \
+                any(f.severity == "error" for f in validate(original, update, text, language)):
             continue
         out.append(Reading(text, how))
         if len(out) == limit:
             break
     return tuple(out)
+
+
+def splices_snippet(original: str, update: str, text: str) -> bool:
+    """Is `text` a splice of the snippet into the original? Every non-blank, non-marker snippet line
+    is there, in order (indentation aside: a wrap re-indents), and every other non-blank line is an
+    original line. (`candidate_texts` leaves unanchored regions out: those are no readings.)"""
+    orig = original.splitlines()
+    upd = update.splitlines()
+    shown = [x.strip() for x, m in zip(upd, marker_flags(upd, orig)) if not m and x.strip()]
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
+    k = 0
+    for x in lines:
+        if k < len(shown) and x == shown[k]:
+            k += 1
+    known = {x.strip() for x in orig} | set(shown)
+    return k == len(shown) and all(x in known for x in lines)
 
 
 def first_difference(a: str, b: str) -> int:

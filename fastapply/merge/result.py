@@ -29,6 +29,18 @@ class MergeResult:
         return self.text is not None
 
 
+@dataclass(frozen=True)
+class OneSidedDoubt:
+    """A refusal whose doubt has two sides: the placement with that check passed over (`kept`, every
+    other check passed) and the other reading (`other`, unchecked). The caller validates `other`:
+    when it fails validation, `kept` is the one reading that survives."""
+
+    reason: str
+    kept: list[str]
+    other: list[str]
+    other_how: str
+
+
 @dataclass
 class Placement:
     """How one strategy (tree, line anchors, members) placed the snippet in the original: the
@@ -39,6 +51,7 @@ class Placement:
     confidence: float = 0.0
     final: bool = False  # a refusal the next strategy must not override
     reaches_end: bool = False  # the last region replaces the end of the file (its final newline is the snippet's)
+    doubt: OneSidedDoubt | None = None  # a refusal whose other side may fail validation
 
     @property
     def ok(self) -> bool:
@@ -54,4 +67,5 @@ CONFIDENCE_LINES_CLEAR, CONFIDENCE_LINES_CLOSE, CONFIDENCE_LINES_TIGHT = 0.95, 0
 FUZZY_PENALTY = 0.05  # per region edge line matched by similarity rather than equality ...
 FUZZY_PENALTY_LINES = 4  # ... counting at most this many
 CONFIDENCE_LOOSE_EDGES = 0.7  # at most: an unshown head or tail kept because the markers are loose
+CONFIDENCE_ONE_LEFT = 0.6  # at most: a two-sided doubt whose other side fails validation
 CONFIDENCE_WARNING = 0.6  # at most: the checks found a warning (a large deletion the snippet may mean)

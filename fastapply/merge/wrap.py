@@ -218,6 +218,8 @@ def apply_wraps(spans: list[tuple[int, int, list[str]]], regions: list[Region], 
             # the snippet shows the elided code's last lines after the new block's closer (a blank
             # line, a `//`): they are those original lines, outside the block, not copies inside it
             elided = elided[:-len(shown)]
+        if w.i + 1 < len(regions):
+            elided = _separator_shown_after(elided, regions[w.i + 1].lines, w)
         # the elided code joins region i's span, re-indented: spans stay one per region
         out[w.i] = (start, hi, repl + [w.extra + x if not is_blank(x) else x for x in elided])
     return out
@@ -244,6 +246,24 @@ def last_statement(orig: list[str], lo: int, end: int, level: str) -> int | None
         if not is_blank(orig[j]) and indent_of(orig[j]) == level:
             return j
     return None
+
+
+def _separator_shown_after(elided: list[str], nxt: list[str], w: Wrap) -> list[str]:
+    """The wrapped code without its trailing blank lines when the next region goes on after the new
+    block with code of its own at the block's level and then a run of blank lines as long: that run
+    is the separator the wrapped code's blank lines were (`return None`, two blank lines, the next
+    `def`), not a second one."""
+    k = 0
+    while k < len(elided) and is_blank(elided[len(elided) - 1 - k]):
+        k += 1
+    first = next((x for x in nxt if not is_blank(x)), None)
+    if not k or first is None or indent_of(first) != w.level or is_blank(nxt[0]):
+        return elided
+    run = best = 0
+    for x in nxt:
+        run = run + 1 if is_blank(x) else 0
+        best = max(best, run)
+    return elided[:len(elided) - k] if best >= k else elided
 
 
 def _shown_after_closers(lines: list[str], anchor: str | None) -> list[str]:

@@ -24,6 +24,7 @@ from fastapply.merge.checks.base import (
     ShownDefinition,
     ShownMember,
     first_refusal,
+    named_refusal,
 )
 # One region placed by line anchors (RegionFit): which copy of repeated lines it means.
 from fastapply.merge.checks.region_copies import (
@@ -69,8 +70,10 @@ from fastapply.merge.checks.region_indent import (
 )
 # ... a new block around original code (the wrap reading).
 from fastapply.merge.checks.region_wraps import (
+    lone_statement_opener,
     opener_read_both_ways,
     shifted_around_new_block,
+    shifted_onto_other_block,
     wrap_opener_anchored,
     wrapped_run_kept_elsewhere,
 )
@@ -97,6 +100,7 @@ from fastapply.merge.checks.plan_markers import (
 )
 # ... indentation where the regions meet the kept file.
 from fastapply.merge.checks.plan_indent import (
+    edited_opener_before_marker,
     broken_indentation_seam,
     edited_opener_or_wrap,
     regions_shifted_apart,
@@ -176,6 +180,8 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     moved_across_opener,
     added_line_at_other_anchor,
     edge_run_longer_elsewhere,
+    shifted_onto_other_block,
+    lone_statement_opener,
 )
 
 # All regions placed, before they are spliced into the file (lineplace.py).
@@ -195,6 +201,7 @@ FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
     definition_added_again,
     header_deleted_body_kept,
     reindented_copy_beside,
+    edited_opener_before_marker,
 )
 
 # A marker-free snippet's definitions matched to the original's by name (tree.py).

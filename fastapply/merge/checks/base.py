@@ -29,10 +29,19 @@ Ctx = TypeVar("Ctx")
 
 def first_refusal(checks: Sequence[Callable[[Ctx], str | None]], ctx: Ctx) -> str | None:
     """The reason of the first check that refuses, or None."""
+    found = named_refusal(checks, ctx)
+    return found[1] if found else None
+
+
+def named_refusal(checks: Sequence[Callable[[Ctx], str | None]], ctx: Ctx,
+                  skip: frozenset[str] = frozenset()) -> tuple[str, str] | None:
+    """(the name of the first check that refuses, its reason), skipping the checks named in `skip`."""
     for check in checks:
+        if check.__name__ in skip:
+            continue
         reason = check(ctx)
         if reason:
-            return reason
+            return check.__name__, reason
     return None
 
 

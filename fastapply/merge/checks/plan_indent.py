@@ -38,6 +38,25 @@ def edited_opener_or_wrap(plan: LinePlan) -> str | None:
     return None
 
 
+def edited_opener_before_marker(plan: LinePlan) -> str | None:
+    """A new block opener placed as an edit of the original opener it resembles (`if (isReady())
+    {` over `if (user) {`, `if err := validate(); err == nil {` over `if err := scanner.Err(); ...`)
+    and right after it a marker one level deeper: the marker stands for the old block's body (the
+    header edited), or for the old statement itself, re-indented into a new block around it? The
+    lines say both; the deeper marker is what a wrap writes. Refused, with the readings."""
+    for i, r in enumerate(plan.regions[:-1]):
+        start, end, repl = plan.spans[i]
+        shown = [x for x in repl if not is_blank(x)]
+        if not r.marker_after or r.after_indent is None or not shown or end - start < 1:
+            continue
+        new, old = shown[-1], plan.orig[end - 1]
+        if new.rstrip() != old.rstrip() and opens_block(new, plan.lang) and opens_block(old, plan.lang) and \
+                indent_of(new) == indent_of(old) and len(r.after_indent) > len(indent_of(new)):
+            return (f"region {i + 1}'s `{new.strip()[:40]}` edits `{old.strip()[:40]}` and a deeper marker follows: "
+                    "that block's header edited, or a new block around the old one?")
+    return None
+
+
 def _line_after_block(orig: list[str], opener: int, lang: str | None) -> int | None:
     """The first non-blank line after the block that orig[opener] opens (after its `}`)."""
     depth = len(indent_of(orig[opener]))
@@ -106,3 +125,4 @@ def reindented_copy_beside(plan: LinePlan) -> str | None:
                     "indentation right next to the original's, which stay: code moved into or out of a block, "
                     "with the old copies kept?")
     return None
+

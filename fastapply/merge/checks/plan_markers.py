@@ -93,16 +93,18 @@ def marker_deeper_than_code(plan: LinePlan) -> str | None:
     return None
 
 
-HANDLERS = ("catch", "except", "else", "elif", "finally", "} catch", "} else", "} finally", "}else", "}catch")
+TRY_OPENERS = ("try {", "try:")
+HANDLERS = ("catch", "except", "finally", "} catch", "} finally", "}catch", "}finally")
 
 
 def handler_rewritten_or_wrapped(plan: LinePlan) -> str | None:
-    """A region that ends with an opener the original has as written (`try {`), a marker one level
-    inside it, and a next region that goes on with the block's handler as the original writes it
-    (`} catch (Exception e) {`) but deletes a line of that handler it does not show (`throw ...`):
-    the snippet edits that block's handler, or wraps the whole block in a new one of the same
-    shape (the agent's "add error handling" around a body that already is a try)? Both read the
-    lines; only the intent differs. Refused, with both readings."""
+    """A region that ends with a `try` the original has as written, a marker one level inside it,
+    and a next region that goes on with a handler at the `try`'s depth which the original does not
+    have there (`} catch (IllegalStateException e) {`), or which deletes a line of the original's
+    handler it does not show (`throw ...`): the snippet edits that try (a handler added or
+    rewritten), or wraps the whole try in a new one (the agent's "add error handling" around a
+    body that already is a try)? Both read the lines; only the intent differs. Refused, with both
+    readings."""
     if plan.wrapped:
         return None
     orig_keys = {x.rstrip() for x in plan.orig}
@@ -115,16 +117,16 @@ def handler_rewritten_or_wrapped(plan: LinePlan) -> str | None:
         if not code or first_next is None or not r.marker_after or r.after_indent is None:
             continue
         opener, written = code[-1], next(x for x in reversed(r.lines) if not is_blank(x))
-        if opener.rstrip() not in orig_keys or not opener.rstrip().endswith(("{", ":")) or \
-                len(r.after_indent) <= len(indent_of(written)) or first_next.rstrip() not in orig_keys or \
-                not first_next.strip().startswith(HANDLERS) or indent_of(first_next) != indent_of(opener):
+        if opener.rstrip() not in orig_keys or not opener.strip().startswith(TRY_OPENERS) or \
+                len(r.after_indent) <= len(indent_of(written)) or not first_next.strip().startswith(HANDLERS) or \
+                indent_of(first_next) != indent_of(opener):
             continue
         shown = {x.rstrip() for x in placed_next}
         gone = next((x for x in plan.orig[start:end] if not is_blank(x) and x.rstrip() not in shown), None)
-        if gone is not None:
-            return (f"`{opener.strip()[:30]}` and `{first_next.strip()[:40]}` pair with the original's, and "
-                    f"`{gone.strip()[:40]}` would be deleted: an edit of that block's handler, or a new block "
-                    "of the same shape around it (the original kept inside)?")
+        if first_next.rstrip() not in orig_keys or gone is not None:
+            change = f"`{gone.strip()[:40]}` deleted" if gone is not None else f"`{first_next.strip()[:40]}` added"
+            return (f"`{opener.strip()}` pairs with the original's, with {change} after the marker inside it: an "
+                    "edit of that try's handlers, or a new try of the same shape around it (the original kept inside)?")
     return None
 
 

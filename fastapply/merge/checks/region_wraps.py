@@ -7,6 +7,8 @@ opener is not an original one (`try:`), and a lone common opener may read both w
 
 from __future__ import annotations
 
+import re
+
 from fastapply.merge.checks.base import RegionFit
 from fastapply.merge.checks.helpers import rests_on_common_lines
 from fastapply.merge.seams import opens_block
@@ -23,6 +25,48 @@ def shifted_around_new_block(fit: RegionFit) -> str | None:
         return (f"region {fit.i + 1} would be shifted to fit, but it wraps original code in a new block: "
                 "re-indented code, not a paste at another indentation")
     return None
+
+
+def shifted_onto_other_block(fit: RegionFit) -> str | None:
+    """The region is placed at another indentation than written, and a line it adds there (not
+    paired) is, as the snippet writes it, an original line one level deeper than the original has
+    it elsewhere, where the placement keeps it: `try {` / `this.app = createApp()` / `} catch (e)
+    {` anchored on another function's try/catch by its opener and handler, while the line it wraps
+    stands (one level out) in a `before` block. The snippet wraps that code; the placement would
+    copy it into another block. Refused (the wrap reading, or a refusal, follows)."""
+    written, shifted, o = fit.region.lines, fit.c.lines, fit.orig
+    if written == shifted:
+        return None
+    span = {x.strip() for x in o[fit.start:fit.end] if not is_blank(x)}
+    outside: dict[str, list[str]] = {}
+    for j in list(range(0, fit.start)) + list(range(fit.end, len(o))):
+        if not is_blank(o[j]):
+            outside.setdefault(o[j].strip(), []).append(indent_of(o[j]))
+    for x in written:
+        if is_blank(x) or is_trivial(x) or x.strip() in span:
+            continue
+        if any(len(ind) < len(indent_of(x)) for ind in outside.get(x.strip(), [])):
+            return (f"region {fit.i + 1} would be shifted to fit and add `{x.strip()[:40]}`, which the original has "
+                    "one level out elsewhere and would keep: that code wrapped where it stands, or copied here?")
+    return None
+
+
+STATEMENT_OPENER = re.compile(r"(\}\s*)?(try|with|async with|if|for|async for|while|else|elif|except|catch|finally|"
+                              r"match|unsafe|loop|switch|do|synchronized|select|defer)\b")
+
+
+def lone_statement_opener(fit: RegionFit) -> str | None:
+    """The region is one statement that opens a block (`try:`, `with self._lock:`, `if (x) {`) and a
+    marker inside it: placed on an original copy of that line, its body elided, or a new block
+    around the code the marker stands for? One line places it, and it says neither. (A definition's
+    header alone before a marker, `class X {`, is the usual way to show where the rest goes.)"""
+    r = fit.region
+    code = [x for x in r.lines if not is_blank(x)]
+    if len(code) != 1 or not r.marker_after or r.after_indent is None or not opens_block(code[0], fit.lang) or \
+            len(r.after_indent) <= len(indent_of(code[0])) or not STATEMENT_OPENER.match(code[0].strip()):
+        return None
+    return (f"region {fit.i + 1} is only `{code[0].strip()[:40]}` and a marker inside it: the original's block "
+            f"(line {fit.c.start + 1}) with its body elided, or a new block around the code the marker stands for?")
 
 
 def _opener_at_wrapped_level(fit: RegionFit) -> bool:

@@ -1,0 +1,52 @@
+"""The language of an HTTP request that names none (Morph's and Relace's formats carry no file name).
+
+`languages.guess_language` reads it from the original's content (shebang, then tree-sitter parse
+scores), so that the tree merge and the syntax checks run. A guess must never cost a merge: the
+request is tried under the guessed language first and, where the merge refuses, again as text
+(language None), which is what the request got before any guess:
+
+    structural   guessed structural -> text structural
+    auto         guessed structural -> text structural -> guessed auto (the model, its file checked
+                 with the guessed grammar)
+    speculative, plain   guessed (the model runs once; its file is checked with the guessed grammar)
+
+Each answer carries a `language` finding that says what was guessed and what was used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from fastapply.api import ApplyRequest, Finding
+from fastapply.languages import guess_language
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One try of a request, and the finding its answer carries."""
+
+    request: ApplyRequest
+    note: Finding | None
+
+
+def attempts(req: ApplyRequest) -> list[Attempt]:
+    """The tries for `req`, in order; the caller moves to the next one when a try is refused."""
+    if req.language or req.path:
+        return [Attempt(req, None)]
+    guess = guess_language(req.original)
+    if guess.language is None:
+        return [Attempt(req, _note(f"no language guessed ({guess.reason}); merged as text"))]
+    guessed = replace(req, language=guess.language)
+    note = _note(f"language {guess.language} guessed from the content: {guess.reason}")
+    if req.engine not in ("structural", "auto"):
+        return [Attempt(guessed, note)]
+    text = _note(f"language {guess.language} guessed from the content ({guess.reason}), but the merge "
+                 f"refused under it; merged as text")
+    tries = [Attempt(replace(guessed, engine="structural"), note), Attempt(replace(req, engine="structural"), text)]
+    if req.engine == "auto":
+        tries.append(Attempt(guessed, note))
+    return tries
+
+
+def _note(message: str) -> Finding:
+    return Finding("language", message, "info")

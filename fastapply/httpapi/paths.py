@@ -1,0 +1,45 @@
+"""Forgiving request paths: the base-URL slips clients make answer like the route they meant.
+
+Morph's SDK appends `/v1/chat/completions` to `morphApiUrl`, so an origin written with a trailing
+slash asks for `//v1/chat/completions`, and one written with `/v1` asks for `/v1/v1/...`. Both are
+routed as `/v1/...` (`canonical_path`). Any other miss near a route is a 404 whose message names
+the route and the base URL each kind of client wants (`route_hint`).
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+ROUTES = ("/v1/chat/completions", "/v1/code/apply", "/v1/models")
+_SLASHES = re.compile(r"/{2,}")
+_DOUBLED_V1 = re.compile(r"^(?:/v1)+(?=/)")
+
+
+def canonical_path(path: str) -> str:
+    """`//v1/x` and `/v1/v1/x` -> `/v1/x`; other paths unchanged but for doubled slashes."""
+    return _DOUBLED_V1.sub("/v1", _SLASHES.sub("/", path))
+
+
+def route_hint(path: str) -> str:
+    """For a 404: the route the client probably meant, and how to write its base URL ("" if none)."""
+    for route in ROUTES:
+        tail = route[len("/v1"):]
+        if path.rstrip("/").endswith(tail):
+            return (f"; this server answers {route}: OpenAI clients take the base URL http://HOST:PORT/v1, "
+                    "Morph's SDK (morphApiUrl) and MCP server (MORPH_API_URL) the bare origin http://HOST:PORT")
+    return ""
+
+
+class ForgivingPaths:
+    """ASGI middleware: routes each HTTP request by its `canonical_path`."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            path = canonical_path(scope["path"])
+            if path != scope["path"]:
+                scope = dict(scope, path=path, raw_path=quote(path).encode("ascii"))
+        await self.app(scope, receive, send)

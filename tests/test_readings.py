@@ -1,0 +1,83 @@
+"""Readings: the whole files a refused snippet may mean (merge/readings.py, lineplace.line_readings).
+
+Each reading is a splice of the snippet into the original: every line the snippet shows is there in
+order, and every other line is the original's. They are deterministic, validated, capped, and the
+refusal says how many there are and where they differ.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fastapply.merge import structural_merge
+from fastapply.merge.readings import MAX_READINGS, describe, first_difference, splices_snippet
+from fastapply.merge.result import Reading
+from fastapply.validate import validate
+from tests.test_wrap_body import CASES as WRAP_CASES
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "evals"
+
+
+def _refusals():
+    """Refused cases of the shared dev sets and the agent-style wrap cases: (id, language, original, update)."""
+    out = [(c["name"], c["language"], c["original"], c["snippet"]) for c in WRAP_CASES]
+    for name in ("hard_dev.jsonl", "commits_dev.jsonl"):
+        path = SHARED / name
+        if path.exists():
+            out += [(c["id"], c.get("language"), c["original"], c["update"])
+                    for c in map(json.loads, path.open(encoding="utf-8"))]
+    return out
+
+
+REFUSED = [case for case in _refusals() if not structural_merge(case[2], case[3], case[1]).ok]
+
+
+@pytest.mark.parametrize("case", REFUSED, ids=[c[0] for c in REFUSED])
+def test_readings_are_deterministic_validated_splices_of_the_snippet(case):
+    _, lang, original, update = case
+    first, second = structural_merge(original, update, lang), structural_merge(original, update, lang)
+    assert first.readings == second.readings
+    assert len(first.readings) <= MAX_READINGS
+    assert len({r.text for r in first.readings}) == len(first.readings)
+    for r in first.readings:
+        assert r.text != original and r.how
+        assert not [f for f in validate(original, update, r.text, lang) if f.severity == "error"]
+        assert splices_snippet(original, update, r.text), r.how
+
+
+def test_there_are_refusals_to_check():
+    assert len(REFUSED) >= 10  # the wrap cases alone refuse this many (the shared sets add more)
+
+
+def test_the_issue_example_has_the_three_readings_of_the_wrap():
+    """`try:` around the body with one deeper marker and a handler that ends like the body: `return
+    rows` replaced by the handler's `return []`, kept inside the try, or left after the handler."""
+    original = ("def read_rows(path):\n    conn = open_db(path)\n    rows = conn.fetch_all()\n"
+                "    conn.close()\n    return rows\n")
+    update = ("def read_rows(path):\n    try:\n        # ... existing code ...\n    except DatabaseError as exc:\n"
+              "        log.warning(\"read failed: %s\", exc)\n        return []\n")
+    res = structural_merge(original, update, "python")
+    assert not res.ok
+    texts = [r.text for r in res.readings]
+    head, handler = "def read_rows(path):\n    try:\n", ("    except DatabaseError as exc:\n"
+                                                      "        log.warning(\"read failed: %s\", exc)\n        return []\n")
+    body = "        conn = open_db(path)\n        rows = conn.fetch_all()\n        conn.close()\n"
+    assert head + body + "        return rows\n" + handler in texts  # kept inside the try (the expected file)
+    assert head + body + handler + "    return rows\n" in texts  # left after the handler
+    assert head + body + handler in texts  # the handler's line read as an edit of it
+
+
+def test_a_splice_keeps_every_snippet_line_in_order_and_adds_only_original_lines():
+    original, update = "a = 1\nb = 2\nc = 3\n", "# ... existing code ...\nb = 20\n# ... existing code ...\n"
+    assert splices_snippet(original, update, "a = 1\nb = 20\nc = 3\n")
+    assert not splices_snippet(original, update, "a = 1\nb = 2\nc = 3\n")  # the snippet's line is missing
+    assert not splices_snippet(original, update, "a = 1\nb = 20\nd = 4\n")  # a line from nowhere
+
+
+def test_describe_names_the_count_and_the_first_differing_line():
+    a, b = Reading("x = 1\ny = 2\n", "cheapest placement"), Reading("x = 1\ny = 3\n", "placement 2")
+    assert first_difference(a.text, b.text) == 1
+    line = describe([a, b])
+    assert line.startswith("2 readings") and "line 2: `y = 3` where reading 1 has `y = 2`" in line
+    assert describe([a]).startswith("1 reading") and describe([]).startswith("no reading")
