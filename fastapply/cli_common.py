@@ -43,7 +43,7 @@ EXIT_CODES: dict[ErrorCode, int] = {
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
     """Model options shared by every subcommand that may load a model."""
-    p.add_argument("--model", default=None, help="model spec name (default: gemma3-270m-apply), HF model dir or .gguf")
+    p.add_argument("--model", default=None, help="model spec name (default: qwen2.5-coder-0.5b), HF model dir or .gguf")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
     p.add_argument("--dtype", default=None, choices=["fp32", "bf16", "fp16"],
                    help="default: fp32 on CPU (exact), bf16 on CUDA")
@@ -156,7 +156,7 @@ def finish_apply(args, src: SourceFile, events: Iterable[StreamEvent]) -> int:
     if args.json:
         print(json.dumps({"merged": result.merged, "engine": result.engine, "language": result.language,
                           "ok": result.ok, "stats": vars(result.stats) | {"tokens_per_s": result.stats.tokens_per_s},
-                          "findings": [vars(f) for f in result.findings]}))
+                          "findings": [vars(f) for f in result.findings], "margin": result.margin}))
     elif errors and (args.in_place or not args.force):  # an invalid file is never written
         if stream:
             sys.stdout.write("\n")

@@ -11,10 +11,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from fastapply.backends.base import Backend
 from fastapply.backends.hf import HFBackend
+from fastapply.backends.scoring import score_continuations
 from fastapply.decode import DecodeConfig, decode
 from fastapply.draft import DrafterFactory, SourceDrafter
 from fastapply.models import LoadedModel, ModelSpec, load_model
 from fastapply.types import ApplyError, ApplyRequest, Finding, Stats, TextDelta
+
+# The judge scores in bf16 on a CPU whose model runs fp32: about 2.4x faster here, and scoring does
+# not promise greedy identity (how often a bf16 pick differs from fp32's: evals/RESULTS.md).
+JUDGE_DTYPE_CPU = "bf16"
+_TORCH_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 
 # Output budget on top of original + update tokens: the merged file can only be longer than the
 # original by what the update brings, plus the model's closing tag.
@@ -82,6 +88,17 @@ class SpecEngine:
     def prompt_ids(self, req: ApplyRequest) -> list[int]:
         return self.spec.prompt_ids(self.tokenizer, req.original, req.update, req.instruction)
 
+    def answer_ids(self, text: str, end: bool = True) -> list[int]:
+        """An answer's tokens as the model writes them (the judge scores these): `text`, then (with
+        `end`) the spec's end of answer: its first stop string where the prompt opens a tag or block
+        for the answer (`<updated-code>`, `<code>`), else the end-of-turn token."""
+        if not end:
+            return self.encode(text)
+        if self.spec.stop and (self.spec.assistant_prefix or self.spec.format == "completion"):
+            return self.encode(text + self.spec.stop[0])
+        eos = getattr(self.tokenizer, "eos_token_id", None)
+        return self.encode(text) + [eos if eos in self.stop_ids else min(self.stop_ids)]
+
     def budget(self, req: ApplyRequest, prompt_len: int, encode: Callable[[str], list[int]] | None = None) -> int:
         if req.max_output_tokens:
             want = req.max_output_tokens
@@ -128,7 +145,7 @@ class ModelEngine(SpecEngine):
     concurrent = False
 
     def __init__(self, loaded: LoadedModel, backend_factory: Callable[..., Backend] = HFBackend,
-                 drafter_factory: DrafterFactory = SourceDrafter):
+                 drafter_factory: DrafterFactory = SourceDrafter, judge_dtype: str | None = None):
         gc = getattr(loaded.model, "generation_config", None)
         cfg = loaded.model.config.get_text_config()
         super().__init__(loaded.spec, loaded.tokenizer, getattr(gc, "eos_token_id", None),
@@ -136,12 +153,17 @@ class ModelEngine(SpecEngine):
         self.loaded = loaded
         self.backend = backend_factory(loaded.model, loaded.device)
         self.drafter_factory = drafter_factory
+        self.judge_dtype = judge_dtype or (JUDGE_DTYPE_CPU if loaded.device == "cpu" else loaded.dtype)
+        if self.judge_dtype not in _TORCH_DTYPES:
+            raise ApplyError("invalid_argument", f"judge_dtype must be one of {', '.join(_TORCH_DTYPES)}, "
+                                                 f"not {self.judge_dtype!r}")
+        self._judge_backend: Backend | None = None
 
     @classmethod
     def load(cls, name: str | None = None, device: str | None = None, dtype: str | None = None,
              **options) -> ModelEngine:
         """`options`: keyword arguments of the constructor (`backend_factory`, `drafter_factory`)."""
-        unknown = sorted(set(options) - {"backend_factory", "drafter_factory"})
+        unknown = sorted(set(options) - {"backend_factory", "drafter_factory", "judge_dtype"})
         if unknown:
             raise ApplyError("invalid_argument", f"the hf backend has no option(s) {', '.join(unknown)}")
         return cls(load_model(name, device=device, dtype=dtype), **options)
@@ -173,3 +195,21 @@ class ModelEngine(SpecEngine):
                  k_max: int = 128) -> Iterator[TextDelta | tuple[str, list[Finding]]]:
         """Yield TextDelta events as text is verified, then one (merged, findings) tuple."""
         yield from self.text_events(self.decode_tokens(req, draft_texts, should_stop, stats, k_max))
+
+    def score(self, prompt_ids: list[int], answers: list[list[int]]) -> list[float]:
+        """Each answer's sum of token log-probabilities after the prompt (the judge's `Scorer`),
+        in `judge_dtype`: a second copy of the weights in that dtype when it is not the model's."""
+        return score_continuations(self.judge_backend(), prompt_ids, answers)
+
+    def judge_backend(self) -> Backend:
+        if self._judge_backend is None:
+            if self.judge_dtype == self.loaded.dtype:
+                self._judge_backend = self.backend
+            else:
+                import copy
+
+                import torch
+
+                model = copy.deepcopy(self.loaded.model).to(getattr(torch, _TORCH_DTYPES[self.judge_dtype]))
+                self._judge_backend = HFBackend(model, self.loaded.device)
+        return self._judge_backend

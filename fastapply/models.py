@@ -21,7 +21,7 @@ from pathlib import Path
 from fastapply.types import ApplyError
 from fastapply.weights import Part, parse_parts, pypi_gguf
 
-DEFAULT_MODEL = "gemma3-270m-apply"
+DEFAULT_MODEL = "qwen2.5-coder-0.5b"
 
 
 def _specs_dir() -> Path:

@@ -1,8 +1,9 @@
 """One path for every request: check -> prepare (language, structural draft) -> decode -> validate.
 
-`engine` picks the route: `auto` (the structural merge when it is sure; when it refuses, the model,
-drafted by the merge's candidate placements, the original and the snippet, and its file must pass
-the checks), `structural` (the merge itself, or a refusal), `speculative` (the model always,
+`engine` picks the route: `auto` (the structural merge when it is sure; when it refuses with two
+readings or more, the model judges them (`fastapply.judge`) and the best is returned when its
+margin is enough; else the model generates, drafted by the readings, the original and the snippet,
+and its file must pass the checks), `structural` (the merge itself, or a refusal), `speculative` (the model always,
 drafted by the structural merge), `plain` (the model, no drafts).
 """
 
@@ -12,10 +13,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 
+from fastapply import judge as judge_mod
 from fastapply.edit_checks import check_edit_applied
 from fastapply.languages import detect_language
 from fastapply.merge import MergeResult, structural_merge
-from fastapply.merge.candidates import candidate_texts
 from fastapply.merge.readings import describe as describe_readings
 from fastapply.types import (
     ApplyError,
@@ -37,6 +38,13 @@ from fastapply.validate import validate
 MAX_MERGE_CHARS = 1 << 20  # original + update, in characters (~1 MB)
 
 
+# `auto`'s generation after a refusal: a model that writes more tokens than this that no draft (a
+# reading, the original, the snippet) proposed is stopped and the request refused. A merge's file
+# is made of those sources but for a few seams; a small model that strays writes thousands of
+# tokens of its own (hard_dev on a 2-core CPU: 4 to 9 minutes, then the checks refused the file).
+MAX_OWN_TOKENS = 256
+
+
 def merge_too_large(req: ApplyRequest) -> str | None:
     """Why the structural merge will not take this request, or None."""
     size = len(req.original) + len(req.update)
@@ -49,7 +57,7 @@ def merge_too_large(req: ApplyRequest) -> str | None:
 def draft_sources(req: ApplyRequest, language: str | None,
                   merge: MergeResult | None = None) -> tuple[list[tuple[str, str]], list[Finding]]:
     """The model engines' draft texts, best first: the structural merge when it is sure of itself
-    (it then already holds the edit), else the placements it was choosing between; the caller's
+    (it then already holds the edit), else the readings it was choosing between; the caller's
     prediction; then the original file and the snippet for re-sync."""
     sources: list[tuple[str, str]] = []
     notes: list[Finding] = []
@@ -62,7 +70,7 @@ def draft_sources(req: ApplyRequest, language: str | None,
         sources.append(("structural", merge.text))
     else:
         notes.append(Finding("draft", "structural draft unavailable: " + "; ".join(merge.reasons), "info"))
-        sources += [(f"candidate {i + 1}", text) for i, text in enumerate(candidate_texts(req.original, req.update))]
+        sources += [(f"reading {i + 1}", r.text) for i, r in enumerate(merge.readings)]
     sources += prediction_source(req)
     sources += [("original", req.original), ("update", req.update)]
     return sources, notes
@@ -73,11 +81,14 @@ def prediction_source(req: ApplyRequest) -> list[tuple[str, str]]:
     return [("prediction", req.prediction)] if req.prediction else []
 
 
-def refusal(merge: MergeResult, prefix: str = "structural merge refused: ") -> ApplyError:
-    """The merge's refusal as an error: its reasons, and how many readings there were and where
-    they differ (the readings themselves ride along for `--show-readings`)."""
-    message = prefix + "; ".join(merge.reasons) + " [" + describe_readings(merge.readings) + "]"
-    return ApplyError("refused", message, merge.reasons, [(r.how, r.text) for r in merge.readings])
+def refusal(merge: MergeResult, prefix: str = "structural merge refused: ", more: list[str] | None = None,
+            code: str = "refused") -> ApplyError:
+    """The merge's refusal as an error: its reasons (then `more`, what the model found), and how
+    many readings there were and where they differ (the readings themselves ride along for
+    `--show-readings`)."""
+    reasons = merge.reasons + list(more or [])
+    message = prefix + "; ".join(reasons) + " [" + describe_readings(merge.readings) + "]"
+    return ApplyError(code, message, reasons, [(r.how, r.text) for r in merge.readings])
 
 
 def run(get_model: Callable[[], object], model_lock: threading.Lock, req: ApplyRequest,
@@ -112,30 +123,105 @@ def run(get_model: Callable[[], object], model_lock: threading.Lock, req: ApplyR
 
 def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, merge: MergeResult,
                 should_stop: ShouldStop | None) -> Iterator[StreamEvent]:
-    """The merge refused: the model, drafted by the merge's candidates. Its file passes every check
-    or the request is refused with the merge's reasons and the model's findings."""
-    sources, notes = draft_sources(req, language, merge)
+    """The merge refused. With two readings or more the model judges them (`fastapply.judge`) and
+    the best is returned when its margin is enough; else the model generates, drafted by the
+    readings (the judge's best first), the original and the snippet. Its file passes every check,
+    or the request is refused with the merge's reasons and readings and the model's findings."""
+    readings = [r.text for r in merge.readings]
+    too_many = judge_mod.over_cap(len(readings))
+    if too_many:  # before any model is loaded
+        raise refusal(merge, "the structural merge refused: ", [too_many])
+    notes: list[Finding] = []
+    if len(readings) >= 2:
+        model = get_model()
+        if getattr(model, "score", None) is not None:
+            verdict = _judged(model, model_lock, req, merge)
+            judged = _judged_result(req, language, readings, verdict)
+            if isinstance(judged, ApplyResult):
+                yield TextDelta(judged.merged)
+                yield judged
+                return
+            notes.append(judged)
+            readings = [readings[i] for i in sorted(range(len(readings)), key=lambda i: -verdict.scores[i])]
+    sources = [(f"reading {i + 1}", text) for i, text in enumerate(readings)]
+    sources += prediction_source(req) + [("original", req.original), ("update", req.update)]
     result = None
-    for ev in _model(get_model, model_lock, req, language, sources, notes, should_stop):
-        if isinstance(ev, ApplyResult):
-            result = ev
-        else:
-            yield ev
+    own = _OwnTokens(should_stop)
+    own.stats = Stats()
+    try:
+        for ev in _model(get_model, model_lock, req, language, sources, notes, own.should_stop, own.stats):
+            if isinstance(ev, ApplyResult):
+                result = ev
+            else:
+                yield ev
+    except ApplyError as e:
+        if e.code != "cancelled" or not own.tripped:
+            raise
+        raise refusal(merge, "the structural merge refused and the model went its own way: ", [
+            f"the model wrote over {MAX_OWN_TOKENS} tokens that neither the readings, the original nor the snippet "
+            "proposed; stopped (a merge needs few)"]) from None
     assert result is not None
     if not result.ok:
         bad = [f.line() for f in result.findings if f.severity == "error"]
-        raise ApplyError("refused", "the structural merge refused and the model's file failed its checks: "
-                         + "; ".join(merge.reasons + bad), merge.reasons + bad)
+        raise refusal(merge, "the structural merge refused and the model's file failed its checks: ", bad)
     result.findings.insert(0, Finding("auto", "the structural merge refused (" + "; ".join(merge.reasons)
                                       + "); the model's file passed the checks", "info"))
     yield result
 
 
+class _OwnTokens:
+    """`should_stop` for `auto`'s generation: the caller's, and true once the model has written more
+    than `MAX_OWN_TOKENS` tokens no draft proposed (`Stats`: output minus accepted draft tokens)."""
+
+    def __init__(self, caller: ShouldStop | None):
+        self.caller = caller
+        self.stats: Stats | None = None
+        self.tripped = False
+
+    def should_stop(self) -> bool:
+        if self.caller is not None and self.caller():
+            return True
+        s = self.stats
+        self.tripped = s is not None and s.output_tokens - s.accepted_tokens > MAX_OWN_TOKENS
+        return self.tripped
+
+
+def _judged(model, model_lock, req: ApplyRequest, merge: MergeResult) -> judge_mod.Verdict:
+    """The judge's verdict on the merge's readings; a request it cannot score is refused with the
+    merge's reasons and readings as well."""
+    try:
+        with nullcontext() if getattr(model, "concurrent", False) else model_lock:
+            return judge_mod.judge(model, req, [r.text for r in merge.readings])
+    except ApplyError as e:
+        if e.code not in ("too_long", "refused"):
+            raise
+        raise refusal(merge, "the structural merge refused and the judge could not score its readings: ",
+                      [e.message], e.code) from None
+
+
+def _judged_result(req: ApplyRequest, language: str | None, readings: list[str],
+                   verdict: judge_mod.Verdict) -> ApplyResult | Finding:
+    """The picked reading as the result (engine `judge`), or why not (a note): the judge abstained,
+    or its pick fails the edit checks a model's file must pass."""
+    if verdict.picked is None:
+        return Finding("judge", f"the judge abstained (margin below {judge_mod.MARGIN_NATS:.1f}): "
+                                f"{verdict.line()}", "info")
+    text = readings[verdict.picked]
+    failed = [f.line() for f in check_edit_applied(req.original, req.update, text) if f.severity == "error"]
+    if failed:
+        return Finding("judge", f"the judge's pick (reading {verdict.picked + 1}) fails the edit checks: "
+                                + "; ".join(failed), "info")
+    stats = Stats(prompt_tokens=verdict.scored_tokens, judge_s=verdict.seconds)
+    found = Finding("judge", f"the structural merge refused; the model judged reading {verdict.picked + 1} of "
+                             f"{len(readings)} best by {verdict.margin:.2f} nats ({verdict.line()})", "info")
+    return ApplyResult(text, "judge", language, stats, [found], margin=round(verdict.margin, 3))
+
+
 def _model(get_model, model_lock, req: ApplyRequest, language: str | None, sources, notes: list[Finding],
-           should_stop: ShouldStop | None) -> Iterator[StreamEvent]:
+           should_stop: ShouldStop | None, stats: Stats | None = None) -> Iterator[StreamEvent]:
     """Decode with the model engine, then check its file like any merge (plus the edit checks)."""
     model = get_model()
-    stats = Stats()
+    stats = stats if stats is not None else Stats()
     merged, findings = "", []
     with nullcontext() if getattr(model, "concurrent", False) else model_lock:
         for ev in model.generate(req, sources, should_stop, stats):

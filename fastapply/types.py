@@ -75,6 +75,7 @@ class Stats:
     prompt_tokens: int = 0
     prefill_s: float = 0.0
     decode_s: float = 0.0
+    judge_s: float = 0.0  # the judge's scoring of the merge's readings (`auto`), seconds
 
     @property
     def tokens_per_pass(self) -> float:
@@ -90,6 +91,7 @@ class Stats:
             f"tokens={self.output_tokens} passes={self.forward_passes} "
             f"tokens/pass={self.tokens_per_pass:.2f} accepted={self.accepted_tokens}/{self.drafted_tokens} "
             f"prefill={self.prefill_s:.2f}s decode={self.decode_s:.2f}s tokens/s={self.tokens_per_s:.1f}"
+            + (f" judge={self.judge_s:.2f}s" if self.judge_s else "")
         )
 
 
@@ -112,6 +114,8 @@ class ApplyResult:
     language: str | None
     stats: Stats = field(default_factory=Stats)
     findings: list[Finding] = field(default_factory=list)
+    # engine "judge": how far (nats) the returned reading's score beat the next reading's
+    margin: float | None = None
 
     @property
     def ok(self) -> bool:

@@ -20,7 +20,7 @@ def load_shared(name: str) -> list[dict]:
 
 @pytest.fixture(scope="session")
 def model_engine():
-    """The real default model (Gemma-3-270M, fp32, CPU), loaded once for the whole session."""
+    """The real default model (`models.DEFAULT_MODEL`, fp32 on CPU), loaded once for the whole session."""
     from fastapply.engine import ModelEngine
 
     return ModelEngine.load()

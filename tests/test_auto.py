@@ -1,6 +1,6 @@
 """The `auto` engine: the structural merge when it is sure, the model (drafted by the merge's
-candidate placements) where it refuses, and a refusal with both sets of reasons when the model's
-file fails its checks. The model is a test double; the merge is real."""
+readings) where it refuses, and a refusal with both sets of reasons when the model's file fails
+its checks. The model is a test double; the merge is real. The judge: tests/test_judge.py."""
 
 import subprocess
 import sys
@@ -52,16 +52,18 @@ def test_auto_returns_the_structural_result_without_the_model():
     assert result.merged == EXPECTED_SURE and result.engine == "structural" and result.ok
 
 
-def test_auto_asks_the_model_when_the_merge_refuses_with_its_candidates_as_drafts():
-    assert not structural_merge(ORIGINAL, TIED, "python").ok
-    model = FakeModel(EXPECTED_TIED)
+def test_auto_asks_the_model_when_the_merge_refuses_with_its_readings_as_drafts():
+    merge = structural_merge(ORIGINAL, TIED, "python")
+    assert not merge.ok and len(merge.readings) >= 2
+    model = FakeModel(EXPECTED_TIED)  # no `score`: a model that cannot judge generates
     result = Applier(model_engine=model).apply(ApplyRequest(ORIGINAL, TIED, language="python"))
     assert result.merged == EXPECTED_TIED and result.engine == "speculative" and result.ok
     assert any(f.kind == "auto" and "ambiguous" in f.message for f in result.findings)
     (sources,) = model.calls
     names = [name for name, _ in sources]
-    assert names[:2] == ["candidate 1", "candidate 2"] and names[-2:] == ["original", "update"]
-    assert dict(sources)["candidate 1"] == EXPECTED_TIED  # the cheapest placement comes first
+    assert names[:2] == ["reading 1", "reading 2"] and names[-2:] == ["original", "update"]
+    assert [text for _, text in sources[:len(merge.readings)]] == [r.text for r in merge.readings]
+    assert dict(sources)["reading 1"] == EXPECTED_TIED  # the merge's own placement comes first
 
 
 def test_auto_refuses_with_both_sets_of_reasons_when_the_model_fails_its_checks():
@@ -71,6 +73,8 @@ def test_auto_refuses_with_both_sets_of_reasons_when_the_model_fails_its_checks(
     assert e.value.code == "refused"
     assert any("ambiguous" in r for r in e.value.reasons)
     assert any(r.startswith("edit_missing") for r in e.value.reasons)
+    assert [text for _, text in e.value.readings][0] == EXPECTED_TIED  # the readings ride along
+    assert "readings" in e.value.message
 
 
 def test_candidates_are_the_places_the_merge_was_choosing_between():

@@ -98,3 +98,33 @@ def test_serving_summary_takes_ratios_within_one_pair_and_checks_identity():
     assert s["identical"] is True and s["hf_identical_to_vllm_plain"] is False
     results["vllm_fastapply+vllm_plain"]["vllm_plain"]["1"]["cases"][0]["tokens"] = 99
     assert summarize(results)["identical"] is False
+
+
+def test_accuracy_counts_refusals_readings_recall_and_the_judges_picks(tmp_path):
+    """`auto` with a judge test double: one case the merge answers, two it refuses with readings
+    that the judge picks from (one right, one wrong), one with no reading at all."""
+    from fastapply.api import Applier
+    from tests.test_auto import EXPECTED_TIED, ORIGINAL, TIED
+    from tests.test_judge import TableScorer
+
+    other = ORIGINAL.replace("def g():\n    x = 1", "def g():\n    x = 2")  # the tie's other place
+    tied = dict(CASE, id="t/1#loose_markers", original=ORIGINAL, update=TIED, expected=EXPECTED_TIED)
+    cases = [CASE, tied, dict(tied, id="t/2#loose_markers", expected=other),
+             dict(CASE, id="t/3#loose_markers", update="# ... existing code ...\nnothing_like_it()\n"
+                                                       "# ... existing code ...\n", expected="x\n")]
+    applier = Applier(model_engine=TableScorer({"def f():\n    x = 2": -1.0, "def g():\n    x = 2": -6.0}))
+    rows = [accuracy.run_case(applier, c, "auto") for c in cases]
+    s = accuracy.summarize(rows)
+    assert (s["merge_refusals"], s["readings_recall"], s["refusals_with_two_readings_or_more"]) == (3, 2, 2)
+    assert (s["judged"], s["judged_right"], s["judged_wrong"]) == (2, 1, 1)
+    assert s["judged_wrong_cases"] == [{"id": "t/2#loose_markers", "margin": 5.0, "expected_reading": 2,
+                                        "readings": rows[2]["readings"]}]
+    assert s["model_requests"] == 3 and s["model_seconds_median"] is not None and s["model_seconds_p90"] >= 0
+    assert (s["exact"], s["silent_wrong"], s["refused"]) == (2, 1, 1)
+    # chunks combine into the same summary
+    for i, part in enumerate((rows[:2], rows[2:])):
+        (tmp_path / f"c{i}.json").write_text(json.dumps({"summary": {"engine": "auto"}, "cases": part}))
+    out = tmp_path / "all.json"
+    assert accuracy.main(["--combine", str(tmp_path / "c0.json"), str(tmp_path / "c1.json"), "--json", str(out)]) == 0
+    combined = json.loads(out.read_text())["summary"]
+    assert {k: combined[k] for k in s if k in combined} == {k: v for k, v in s.items() if k in combined}

@@ -17,6 +17,7 @@ import pytest
 from evals.load import SMALL_CASES
 from fastapply.api import Applier, ApplyError, ApplyRequest, Stats, TextDelta
 from fastapply.backends.vllm import VLLMEngine
+from tests.conftest import load_shared
 
 pytestmark = pytest.mark.vllm
 
@@ -178,3 +179,23 @@ def test_serve_exits_when_vllm_cannot_load_the_model(tmp_path):
     (tmp_path / "config.json").write_text('{"model_type": "no_such_architecture"}')
     p = _serve("--backend", "vllm", "--model", str(tmp_path))
     assert p.returncode == 1 and "vLLM could not load" in p.stderr and "serving on" not in p.stderr
+
+
+def test_the_vllm_judge_picks_what_the_hf_judge_picks_on_a_real_case(engine, model_engine):
+    """A hard_dev case the merge refuses with several readings, judged by both engines in fp32."""
+    from fastapply.engine import ModelEngine
+    from fastapply.judge import judge
+    from fastapply.merge import structural_merge
+
+    refused = []
+    for case in load_shared("hard_dev.jsonl"):
+        if len(case["original"].splitlines()) <= 150:
+            merge = structural_merge(case["original"], case["update"], case["language"])
+            if not merge.ok and len(merge.readings) >= 2:
+                refused.append((len(case["original"]), case, [r.text for r in merge.readings]))
+    _, case, readings = min(refused, key=lambda r: r[0])
+    req = ApplyRequest(case["original"], case["update"], language=case["language"])
+    hf = judge(ModelEngine(model_engine.loaded, judge_dtype="fp32"), req, readings)
+    vl = judge(engine, req, readings)
+    assert vl.best == hf.best and vl.picked == hf.picked
+    assert vl.scores == pytest.approx(hf.scores, abs=0.1)

@@ -69,19 +69,46 @@ def test_qwen_specs_list_their_parts_and_take_the_apply_prompt(name, n, size):
     assert [p.file.split("/")[-1] for p in spec.parts] == [f"part{i:02d}.bin" for i in range(1, n + 1)]
 
 
-def test_a_chat_spec_on_a_model_without_chat_template_is_one_clear_error(tmp_path, monkeypatch):
+def _model_without_chat_template(path) -> None:
+    """A tiny Llama whose tokenizer has no chat template (a base model), saved in `path`."""
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    from fastapply.models import load_model
 
     vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, "a": 3}
     raw = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     raw.pre_tokenizer = pre_tokenizers.Whitespace()
     PreTrainedTokenizerFast(tokenizer_object=raw, unk_token="<unk>", bos_token="<s>",
-                            eos_token="</s>").save_pretrained(tmp_path)
+                            eos_token="</s>").save_pretrained(path)
     LlamaForCausalLM(LlamaConfig(vocab_size=4, hidden_size=8, intermediate_size=16, num_hidden_layers=1,
-                                 num_attention_heads=2, num_key_value_heads=2)).save_pretrained(tmp_path)
+                                 num_attention_heads=2, num_key_value_heads=2)).save_pretrained(path)
+
+
+def test_a_chat_spec_on_a_model_without_chat_template_is_one_clear_error(tmp_path, monkeypatch):
+    from fastapply.models import load_model
+
+    _model_without_chat_template(tmp_path)
     monkeypatch.setenv("FASTAPPLY_SPEC", "fastapply-format")
     with pytest.raises(ApplyError, match="no chat template.*chat format"):
         load_model(str(tmp_path), device="cpu")
+
+
+def test_a_chat_spec_on_a_base_model_is_one_cli_error_line_and_nothing_written(tmp_path):
+    """`auto` on a snippet the merge refuses loads the model: a base model under a chat spec is
+    one `fastapply: error:` line, exit 1, and the file is left as it was."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.test_auto import ORIGINAL, TIED
+
+    model = tmp_path / "base-model"
+    _model_without_chat_template(model)
+    src, upd = tmp_path / "app.py", tmp_path / "u.py"
+    src.write_text(ORIGINAL)
+    upd.write_text(TIED)
+    p = subprocess.run([sys.executable, "-m", "fastapply.cli", "apply", str(src), "--update", str(upd), "--in-place",
+                        "--model", str(model)], capture_output=True, text=True,
+                       env={**os.environ, "FASTAPPLY_SPEC": "fastapply-format"})
+    assert p.returncode == 1 and src.read_text() == ORIGINAL
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("fastapply: error:")]
+    assert len(errors) == 1 and "no chat template" in errors[0] and "Traceback" not in p.stderr

@@ -226,6 +226,29 @@ class VLLMEngine(SpecEngine):
                 future.cancel()  # AsyncLLM.generate aborts its request when its task is cancelled
                 self.loop.submit(self.llm.abort(request_id))
 
+    def score(self, prompt_ids: list[int], answers: list[list[int]]) -> list[float]:
+        """Each answer's sum of token log-probabilities after the prompt (the judge's `Scorer`):
+        vLLM's prompt log-probabilities of prompt + answer, one request per answer, all at once
+        (vLLM batches them). vLLM does not read its prefix cache for a request that asks for
+        prompt log-probabilities (it has none for cached positions), so each request computes the
+        shared prompt itself: on a GPU a prefill is the cheap part."""
+        from vllm import SamplingParams, TokensPrompt
+        from vllm.sampling_params import RequestOutputKind
+
+        params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=0,
+                                output_kind=RequestOutputKind.FINAL_ONLY)
+        futures = [self.loop.submit(_final(self.llm, TokensPrompt(prompt_token_ids=prompt_ids + a), params,
+                                           uuid.uuid4().hex)) for a in answers]
+        scores = []
+        for a, future in zip(answers, futures):
+            try:
+                logprobs = future.result().prompt_logprobs
+            except Exception as e:
+                raise _apply_error(e) from None
+            start = len(prompt_ids)
+            scores.append(sum(logprobs[start + j][t].logprob for j, t in enumerate(a)))
+        return scores
+
     def unfinished_requests(self) -> int:
         """Requests vLLM still holds (tests: a cancelled request must not linger)."""
         return self.llm.output_processor.get_num_unfinished_requests()
@@ -240,6 +263,14 @@ async def _start_llm(args: dict):
     from vllm.v1.engine.async_llm import AsyncLLM
 
     return AsyncLLM.from_engine_args(AsyncEngineArgs(**args))
+
+
+async def _final(llm, prompt, params, request_id: str):
+    """Runs on the loop thread: one request's final output."""
+    final = None
+    async for result in llm.generate(prompt, params, request_id):
+        final = result
+    return final
 
 
 async def _pump(llm, prompt, params, request_id: str, out: queue.Queue) -> None:

@@ -40,8 +40,11 @@ class Done:
 
 
 def fastapply_info(result: ApplyResult) -> dict:
-    return {"engine": result.engine, "language": result.language, "ok": result.ok,
+    info = {"engine": result.engine, "language": result.language, "ok": result.ok,
             "findings": [{"kind": f.kind, "message": f.message, "severity": f.severity} for f in result.findings]}
+    if result.margin is not None:  # engine "judge": by how much (nats) its pick beat the next reading
+        info["margin"] = result.margin
+    return info
 
 
 def finish_reason(result: ApplyResult) -> str:

@@ -1,0 +1,300 @@
+"""The judge: which reading of a refused snippet does the model mean?
+
+When the structural merge refuses with several readings (whole files it was choosing between,
+`MergeResult.readings`), a model scores each under its apply prompt: the sum of the token
+log-probabilities of the answer it would write (the reading, then the spec's end of answer). The
+best reading is returned when it beats the next by at least `MARGIN_NATS`; below that the judge
+abstains and the pipeline falls back to generation.
+
+Scoring is one pass per reading. The prompt and the readings' common token prefix are computed
+once (the prefix contributes the same to every score, so it is left out of all of them), and each
+reading's remaining tokens are scored on top of that and cropped away again.
+
+Two modes. `whole`: the prompt holds the whole original and snippet, the answers are the whole
+readings. `window` (the default, `MODE`): only the lines where the readings differ, with
+`CONTEXT_LINES` of shared lines on both sides; the original is cropped to the lines those stand
+on, and the snippet to its regions that touch them when it is long. A window costs a few hundred
+tokens where a whole file costs thousands, and it lifts the model's context limit for large files.
+evals/RESULTS.md compares the two (exact, wrong, seconds).
+
+Pure except `judge`, which drives a `Scorer` (the model engines implement it).
+
+Example: readings A and B differ in one line of a 300-line file. `window_input` keeps that line
+and 8 lines either side of A and B, and the 17 lines of the original they stand on; the model
+scores A as -3.1 and B as -7.4 nats, a margin of 4.3: A is returned.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Protocol
+
+from fastapply.markers import marker_flags
+from fastapply.merge.readings import MAX_READINGS
+from fastapply.types import ApplyError, ApplyRequest
+
+MODES = ("window", "whole")
+MODE = "window"  # measured against "whole" in evals/RESULTS.md: as exact, several times faster
+# A reading is returned only when its score beats the next one's by this much (nats). Calibrated
+# on the shared dev sets' refusals (evals/RESULTS.md, evals/results/judge_curve.json).
+MARGIN_NATS = 5.0
+# Score what the snippet explains (log p under the snippet - log p under an empty one), not the
+# plain log-probability (measured against each other in evals/RESULTS.md).
+CONTRAST = False
+CONTEXT_LINES = 8  # shared lines kept on each side of the window where the readings differ
+SNIPPET_WHOLE_LINES = 80  # a snippet up to this long goes into a window prompt whole
+MAX_JUDGED_READINGS = MAX_READINGS  # more readings than the merge's cap: refused, never scored
+# All readings' scored tokens together (beyond the shared prompt): ~1 minute of a 0.5B model on
+# two CPU cores. A request above it is refused rather than scored for minutes.
+MAX_SCORED_TOKENS = 6000
+
+
+class Scorer(Protocol):
+    """What the judge needs from a model engine (`ModelEngine`, `VLLMEngine`)."""
+
+    max_positions: int  # the model's context, in tokens
+
+    def prompt_ids(self, req: ApplyRequest) -> list[int]:
+        """The spec's apply prompt for `req`, as the engine feeds it."""
+        ...
+
+    def answer_ids(self, text: str, end: bool = True) -> list[int]:
+        """The tokens of an answer: `text`, then (with `end`) the spec's end of answer."""
+        ...
+
+    def score(self, prompt_ids: list[int], answers: list[list[int]]) -> list[float]:
+        """Each answer's sum of token log-probabilities after `prompt_ids` (nats)."""
+        ...
+
+
+@dataclass(frozen=True)
+class JudgeInput:
+    """What the model is asked: an original and snippet (cropped in window mode) and one answer
+    text per reading."""
+
+    original: str
+    update: str
+    answers: tuple[str, ...]
+    window: tuple[int, int] | None = None  # lines [start, end) of reading 1 kept; None: whole files
+    # The answers run to the end of the file, so each ends with the spec's end of answer. A window
+    # that stops mid-file is scored as the beginning of an answer: an end tag there would be
+    # scored as the model's wish to stop mid-file, which differs from reading to reading.
+    ends: bool = True
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judge's scores and decision. `picked` is the index of the reading to return, or None
+    when the judge abstains (margin below the threshold)."""
+
+    scores: tuple[float, ...]  # per reading, nats (the shared prefix left out)
+    best: int
+    margin: float  # best score minus the next one's (nats)
+    picked: int | None
+    mode: str
+    scored_tokens: int  # tokens run through the model: the shared part once, each reading's rest
+    seconds: float
+    rest_tokens: tuple[int, ...] = ()  # per reading: its scored tokens after the shared prefix
+    null_scores: tuple[float, ...] = ()  # contrast: per reading, its score under an empty snippet
+
+    def line(self) -> str:
+        order = sorted(range(len(self.scores)), key=lambda i: -self.scores[i])
+        ranked = ", ".join(f"reading {i + 1} {self.scores[i]:.2f}" for i in order)
+        return f"{self.mode} scores (nats): {ranked}; margin {self.margin:.2f}"
+
+
+def decide(scores: Sequence[float], threshold: float) -> tuple[int, float, int | None]:
+    """(best index, margin over the next, picked index or None). The first of equal scores is the
+    best (readings come best first from the merge); a tie has margin 0 and is never picked."""
+    if len(scores) < 2:
+        raise ValueError("the judge compares at least two readings")
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    margin = scores[order[0]] - scores[order[1]]
+    return order[0], margin, order[0] if margin >= threshold and margin > 0 else None
+
+
+def common_prefix(seqs: Sequence[Sequence]) -> int:
+    """Length of the longest prefix every sequence shares."""
+    n = min(len(s) for s in seqs)
+    first = seqs[0]
+    for i in range(n):
+        if any(s[i] != first[i] for s in seqs[1:]):
+            return i
+    return n
+
+
+def _common_suffix(seqs: Sequence[Sequence], stop: int) -> int:
+    """Length of the longest suffix every sequence shares, leaving their first `stop` items alone."""
+    n = min(len(s) for s in seqs) - stop
+    first = seqs[0]
+    for i in range(n):
+        if any(s[-1 - i] != first[-1 - i] for s in seqs[1:]):
+            return i
+    return max(n, 0)
+
+
+def window_input(original: str, update: str, readings: Sequence[str], context: int = CONTEXT_LINES,
+                 snippet_whole: int = SNIPPET_WHOLE_LINES) -> JudgeInput:
+    """The hunks where the readings differ, each with `context` shared lines on both sides; hunks
+    farther apart than `GAP_MIN_LINES` are joined by one gap line in the snippet's marker style
+    (the same in every answer: the lines it stands for are the same in every reading). The
+    original is cropped to the lines the hunks stand on in reading 1 (a line alignment), the
+    snippet to the regions that touch them when it is longer than `snippet_whole` lines."""
+    lines = [r.splitlines(keepends=True) for r in readings]
+    gap_min = 2 * context
+    aligned = [SequenceMatcher(None, lines[0], other, autojunk=False).get_opcodes() for other in lines[1:]]
+    hunks = _hunks([(i1, i2) for ops in aligned for tag, i1, i2, _, _ in ops if tag != "equal"],
+                   len(lines[0]), context, gap_min)
+    gap = _gap_line(update, original)
+    answers = [_cut(lines[0], hunks, gap)]
+    for other, ops in zip(lines[1:], aligned):
+        answers.append(_cut(other, [_map_span(ops, a, b, len(other)) for a, b in hunks], gap))
+    orig = original.splitlines(keepends=True)
+    to_orig = SequenceMatcher(None, lines[0], orig, autojunk=False).get_opcodes()
+    cropped = _cut(orig, [_map_span(to_orig, a, b, len(orig)) for a, b in hunks], gap)
+    kept = [ln for a, b in hunks for ln in lines[0][a:b]]
+    return JudgeInput(cropped, _crop_snippet(update, original, kept, snippet_whole), tuple(answers),
+                      (hunks[0][0], hunks[-1][1]), ends=hunks[-1][1] == len(lines[0]))
+
+
+def _hunks(spans: list[tuple[int, int]], n: int, context: int, gap_min: int) -> list[tuple[int, int]]:
+    """Differing line spans of reading 1 widened by `context` lines and merged where they overlap
+    or stand fewer than `gap_min` lines apart."""
+    out: list[tuple[int, int]] = []
+    for i1, i2 in sorted(spans):
+        a, b = max(0, i1 - context), min(n, i2 + context)
+        if out and a - out[-1][1] < gap_min:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out or [(0, n)]
+
+
+def _map_span(ops, start: int, end: int, n: int) -> tuple[int, int]:
+    """The lines [a, b) of the second sequence of an alignment that lines [start, end) of the first
+    stand on: equal runs map line by line; a changed run maps to the whole of its counterpart."""
+    a = b = None
+    for tag, i1, i2, j1, j2 in ops:
+        if a is None and (i1 <= start < i2 or start == i1 == i2):
+            a = j1 + (start - i1) if tag == "equal" else j1
+        if i1 < end <= i2 or end == i1 == i2:
+            b = j1 + (end - i1) if tag == "equal" else j2
+    a = 0 if a is None else a
+    b = n if b is None else b
+    return a, max(a, b)
+
+
+def _cut(lines: list[str], spans: list[tuple[int, int]], gap: str) -> str:
+    """The lines of `spans`, with `gap` between two spans that do not touch."""
+    parts: list[str] = []
+    for k, (a, b) in enumerate(spans):
+        if k and a > spans[k - 1][1]:
+            parts.append(gap)
+        parts.extend(lines[a:b])
+    return "".join(parts)
+
+
+def _gap_line(update: str, original: str) -> str:
+    """One line standing for the lines left out between hunks: the snippet's first marker, unindented."""
+    lines = update.splitlines()
+    for line, is_marker in zip(lines, marker_flags(lines, original.splitlines())):
+        if is_marker:
+            return line.strip() + "\n"
+    return "...\n"
+
+
+def _crop_snippet(update: str, original: str, window_lines: list[str], snippet_whole: int) -> str:
+    """The snippet whole when it is short; else its regions (runs between markers) that share a
+    distinctive line with the window, the others each replaced by the marker before them."""
+    lines = update.splitlines(keepends=True)
+    if len(lines) <= snippet_whole:
+        return update
+    flags = marker_flags([ln.rstrip("\r\n") for ln in lines], original.splitlines())
+    window = {ln.strip() for ln in window_lines if len(ln.strip()) >= 8}
+    out: list[str] = []
+    region: list[str] = []
+    marker = None
+
+    def flush() -> None:
+        if any(ln.strip() in window for ln in region):
+            out.extend(region)
+        elif region and marker is not None and (not out or out[-1] != marker):
+            out.append(marker)
+
+    for ln, is_marker in zip(lines, flags):
+        if is_marker:
+            flush()
+            region = []
+            marker = ln
+            if not out or out[-1] != ln:
+                out.append(ln)
+        else:
+            region.append(ln)
+    flush()
+    kept = "".join(out)
+    return kept if kept.strip() and any(not f for f in flags) else update
+
+
+def judge_input(req: ApplyRequest, readings: Sequence[str], mode: str = MODE,
+                context: int = CONTEXT_LINES) -> JudgeInput:
+    if mode == "whole":
+        return JudgeInput(req.original, req.update, tuple(readings))
+    if mode == "window":
+        return window_input(req.original, req.update, readings, context)
+    raise ValueError(f"judge mode must be one of {', '.join(MODES)}, not {mode!r}")
+
+
+def over_cap(count: int) -> str | None:
+    """Why the judge does not take this many readings, or None."""
+    if count <= MAX_JUDGED_READINGS:
+        return None
+    return (f"{count} readings, over the judge's cap of {MAX_JUDGED_READINGS}; nothing was scored (give the "
+            "snippet more context lines around the edit, so that it has fewer readings)")
+
+
+def judge(scorer: Scorer, req: ApplyRequest, readings: Sequence[str], mode: str = MODE,
+          threshold: float | None = None, max_scored: int | None = None,
+          context: int = CONTEXT_LINES, contrast: bool | None = None) -> Verdict:
+    """Score each reading under `scorer`'s apply prompt and decide. Raises ApplyError: 'refused'
+    above the readings cap or the scored-token cap, 'too_long' when the prompt and a reading do
+    not fit the model's context (nothing is truncated). `threshold` and `max_scored` default to
+    `MARGIN_NATS` and `MAX_SCORED_TOKENS`. With `contrast` (default `CONTRAST`) each score is
+    the reading's log-probability under the snippet minus the same under an empty snippet: what
+    the snippet explains, with the cost of copying the original (which a reading that deletes
+    more lines pays less of) taken out."""
+    threshold = MARGIN_NATS if threshold is None else threshold
+    contrast = CONTRAST if contrast is None else contrast
+    max_scored = MAX_SCORED_TOKENS if max_scored is None else max_scored
+    too_many = over_cap(len(readings))
+    if too_many:
+        raise ApplyError("refused", too_many)
+    t0 = time.perf_counter()
+    q = judge_input(req, readings, mode, context)
+    prompt = scorer.prompt_ids(ApplyRequest(q.original, q.update, req.instruction, req.language, req.path))
+    answers = [scorer.answer_ids(a, q.ends) for a in q.answers]
+    longest = len(prompt) + max(len(a) for a in answers)
+    if longest > scorer.max_positions:
+        hint = "" if mode == "window" else " (the window mode scores only where the readings differ)"
+        raise ApplyError("too_long", f"the judge's prompt and the longest reading are {longest} tokens, over the "
+                                     f"model's context of {scorer.max_positions}; nothing was scored{hint}")
+    shared = common_prefix(answers)
+    shared = min(shared, min(len(a) for a in answers) - 1)  # every reading keeps a token to score
+    rest = [a[shared:] for a in answers]
+    scored = sum(len(r) for r in rest)
+    if scored > max_scored:
+        raise ApplyError("refused", f"the {len(readings)} readings differ over {scored} tokens, over the judge's cap "
+                                    f"of {max_scored}; nothing was scored")
+    scores = scorer.score(prompt + answers[0][:shared], rest)
+    tokens = len(prompt) + shared + scored
+    null: list[float] = []
+    if contrast:
+        empty = scorer.prompt_ids(ApplyRequest(q.original, "", req.instruction, req.language, req.path))
+        null = scorer.score(empty + answers[0][:shared], rest)
+        scores = [s - n for s, n in zip(scores, null)]
+        tokens += len(empty) + shared + scored
+    best, margin, picked = decide(scores, threshold)
+    return Verdict(tuple(scores), best, margin, picked, mode + ("+contrast" if contrast else ""), tokens,
+                   time.perf_counter() - t0, tuple(len(r) for r in rest), tuple(null))
