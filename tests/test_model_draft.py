@@ -280,3 +280,17 @@ def test_a_draft_model_that_cannot_load_fails_the_engine_load_with_one_line(monk
     assert e.value.code == "unavailable"
     assert "--draft-model qwen2.5-coder-0.5b could not be loaded (OSError: safetensors: file truncated)" in e.value.message
     assert "\n" not in e.value.message
+
+
+def test_lsp_and_codemod_take_the_draft_model_option(tmp_path, capsys):
+    from fastapply.cli import main
+    from lsp.server import main as lsp_main
+
+    assert lsp_main(["--draft-model", "nosuch"]) == 1
+    assert "fastapply-lsp: error: unknown model spec 'nosuch'" in capsys.readouterr().err
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "edits.jsonl").write_text('{"path": "a.py", "update": "x = 2\\n"}\n')
+    code = main(["codemod", "--manifest", str(tmp_path / "edits.jsonl"), "--root", str(tmp_path), "--engine", "plain",
+                 "--draft-model", "nosuch", "--no-progress"])
+    assert code == 1 and "unknown model spec 'nosuch'" in capsys.readouterr().err
+    assert (tmp_path / "a.py").read_text() == "x = 1\n"
