@@ -244,7 +244,9 @@ def main(argv=None) -> int:
     draft_cost = None
     if args.draft_config:
         dmodel = build(args.draft_config, args.device, dtype)
-        dcosts = pass_costs(HFBackend(dmodel, args.device), args.device, contexts, [c for c in chunks if c <= 64] or [1],
+        # a draft model catches up in chunks of a few tokens and steps one at a time
+        draft_chunks = [c for c in chunks if c <= 64] or [1]
+        dcosts = pass_costs(HFBackend(dmodel, args.device), args.device, contexts, draft_chunks,
                             CONFIGS[args.draft_config]["vocab_size"], args.repeats)
         draft_cost = CostModel(dcosts["forward"])
         c = {ctx: dcosts["forward"][ctx][1] / costs["forward"][ctx][1] for ctx in contexts}
@@ -257,7 +259,8 @@ def main(argv=None) -> int:
         with open(path, encoding="utf-8") as f:
             predictions += [predict_request(r, cost, overhead, draft_cost) for r in request_patterns(json.load(f))]
     if predictions:
-        runs = list(dict.fromkeys(k[:-len("_tokens_per_s")] for p in predictions for k in p if k.endswith("_tokens_per_s")))
+        suffix = "_tokens_per_s"
+        runs = list(dict.fromkeys(k[:-len(suffix)] for p in predictions for k in p if k.endswith(suffix)))
         print(f"  predicted decode tokens/s per request ({args.config} on {device_name}):")
         print("    " + f"{'request':<50} {'out tok':>7} " + " ".join(f"{r:>14}" for r in runs))
         for p in predictions:

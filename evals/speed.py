@@ -118,13 +118,37 @@ def new_token_fraction(target: list[int], sources: list[list[int]], n: int = NEW
     return 1.0 - sum(held) / len(target) if target else 0.0
 
 
-def case_new_fraction(engine: ModelEngine, case: dict, against: str) -> float:
+def case_new_fraction(encode, case: dict, against: str) -> float:
+    """`new_token_fraction` of one case, `encode` being the model's tokenizer (text -> ids)."""
     req = ApplyRequest(case["original"], case["update"], language=case.get("language"))
     if against == "original":
         texts = [case["original"]]
     else:
         texts = [text for _, text in draft_sources(req, detect_language(req.language, None, req.original))[0]]
-    return new_token_fraction(engine.encode(case["expected"]), [engine.encode(t) for t in texts])
+    return new_token_fraction(encode(case["expected"]), [encode(t) for t in texts])
+
+
+def select_cases(args) -> list[dict]:
+    """The cases a run takes: file order, `--max-lines`, `--min-new-fraction` (the model's tokenizer
+    only, no weights), `--limit`, then `--case-index`; each gets its `new_fraction` when filtered."""
+    filtering = args.min_new_fraction is not None
+    cases = load_cases(args.cases, limit=None if filtering else args.limit, max_lines=args.max_lines)
+    if filtering:
+        from transformers import AutoTokenizer
+
+        from fastapply.models import resolve_weights
+
+        tok = AutoTokenizer.from_pretrained(resolve_weights(args.model)[1])
+
+        def encode(text):
+            return tok(text, add_special_tokens=False)["input_ids"]
+
+        for c in cases:
+            c["new_fraction"] = case_new_fraction(encode, c, args.new_against)
+        cases = [c for c in cases if c["new_fraction"] >= args.min_new_fraction][:args.limit]
+    if args.case_index is not None:
+        cases = cases[args.case_index:args.case_index + 1]
+    return cases
 
 
 def run_figures(st: Stats, c: float, plain_decode_s: float | None, predict_c: list[float]) -> dict:
@@ -156,7 +180,8 @@ def run_case(engine: ModelEngine, case: dict, args, engine_dm: ModelEngine | Non
                 "finished": engine.finished(fa), "tokens_per_pass": st.tokens_per_pass, "fastapply_s": fa_s,
                 "copy_fidelity": st.accepted_tokens / max(1, len(fa))}
     plain, plain_pre, plain_s = hf_generate(engine, ids, max_new)
-    row = {"id": case["id"], "prompt_tokens": len(ids), "output_tokens": len(plain),
+    row = {"id": case["id"], "new_fraction": case.get("new_fraction"), "prompt_tokens": len(ids),
+           "output_tokens": len(plain),
            "finished": engine.finished(plain), "plain_s": plain_s, "plain_prefill_s": plain_pre}
     if not args.skip_prompt_lookup:
         lookup, _, lookup_s = hf_generate(engine, ids, max_new, prompt_lookup_num_tokens=10)
@@ -231,7 +256,8 @@ def summarize(rows: list[dict]) -> dict:
     if MODEL_RUN in runs:
         steps = sum(r[MODEL_RUN]["draft_steps"] for r in rows)
         step_s = sum((r[MODEL_RUN]["draft_step_s"] or 0.0) * r[MODEL_RUN]["draft_steps"] for r in rows)
-        plain_step = sum(r["plain_s"] - r["plain_prefill_s"] for r in rows) / max(1, sum(r["output_tokens"] for r in rows))
+        plain_decode = sum(r["plain_s"] - r["plain_prefill_s"] for r in rows)
+        plain_step = plain_decode / max(1, sum(r["output_tokens"] for r in rows))
         summary["cost_ratio"] = step_s / steps / plain_step if steps and plain_step else None
         summary["speedup_vs_file_only"] = run_med(MODEL_RUN, "speedup_vs_file_only")
         for x in rows[0][MODEL_RUN].get("predicted_speedup_at", {}):
@@ -253,7 +279,8 @@ def print_table(rows: list[dict], summary: dict, meta: dict) -> None:
         con.print(summary)
         return
     t = Table(title=f"evals.speed — model {meta['model']} ({meta['dtype']}, {meta['device']}, "
-                    f"{meta['threads']} threads)" + (f", draft model {meta['draft_model']}" if meta.get("draft_model") else ""))
+                    f"{meta['threads']} threads)"
+                    + (f", draft model {meta['draft_model']}" if meta.get("draft_model") else ""))
     dm = MODEL_RUN in rows[0]
     cols = ["case", "out tok", "plain s", "lookup s", "fastapply s", "tok/pass", "ceil tok/pass", "identical"]
     if dm:
@@ -305,7 +332,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", default=None, help="JSONL cases (required unless --merge)")
     ap.add_argument("--merge", nargs="+", default=None, metavar="JSON",
-                    help="summarise the rows of earlier runs' JSON files (e.g. one --case-index each) instead of running")
+                    help="summarise the rows of earlier runs' JSON files (one --case-index each) instead of running")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--max-lines", type=int, default=None)
     ap.add_argument("--model", default=None)
@@ -328,6 +355,7 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-ceiling", action="store_true", help="no perfect-copier run (saves one decode per case)")
     ap.add_argument("--case-index", type=int, default=None,
                     help="run only the N-th selected case (0-based, after the filters): one case per process")
+    ap.add_argument("--list", action="store_true", help="print the selected cases (and their new fraction) and stop")
     ap.add_argument("--json", dest="json_out", default=None)
     args = ap.parse_args(argv)
     args.predict_c = [float(x) for x in args.predict_c.split(",") if x.strip()]
@@ -337,18 +365,18 @@ def main(argv=None) -> int:
         ap.error("--cases is required (or --merge)")
     if args.threads:
         torch.set_num_threads(args.threads)
-    filtering = args.min_new_fraction is not None
-    cases = load_cases(args.cases, limit=None if filtering else args.limit, max_lines=args.max_lines)
+    cases = select_cases(args)
+    if args.min_new_fraction is not None or args.list:
+        print(f"{len(cases)} cases" + (f" with >= {args.min_new_fraction:.0%} new tokens (against {args.new_against})"
+                                       if args.min_new_fraction is not None else "") + ":", flush=True)
+        for c in cases:
+            print(f"  {c['id']}: {len(c['original'].splitlines())} lines"
+                  + (f", new {c['new_fraction']:.3f}" if "new_fraction" in c else ""), flush=True)
+    if args.list:
+        return 0
     if args.draft_model:
         check_model_name(args.draft_model)  # a bad name fails before the target loads
     engine = ModelEngine.load(args.model, device=args.device, dtype=args.dtype)
-    if filtering:
-        fractions = {c["id"]: case_new_fraction(engine, c, args.new_against) for c in cases}
-        cases = [c for c in cases if fractions[c["id"]] >= args.min_new_fraction][:args.limit]
-        print(f"{len(cases)} cases with >= {args.min_new_fraction:.0%} new tokens (against {args.new_against}): "
-              + ", ".join(f"{c['id']} {fractions[c['id']]:.2f}" for c in cases), flush=True)
-    if args.case_index is not None:
-        cases = cases[args.case_index:args.case_index + 1]
     engine_dm = None
     if args.draft_model:
         from fastapply.model_draft import load_draft_model

@@ -229,8 +229,8 @@ def decode(
             stats.accepted_tokens += n_ok
             if drafter is not None:
                 drafter.observe(len(draft), n_ok)
-                record_pass(stats, (getattr(drafter, "last_segments", None) or [("draft", len(draft))]) if draft else [],
-                            n_ok)
+                segments = getattr(drafter, "last_segments", None) or [("draft", len(draft))]
+                record_pass(stats, segments if draft else [], n_ok)
             new = draft[:n_ok] + [tok]
     finally:
         stats.decode_s = max(0.0, time.perf_counter() - t0 - stats.prefill_s)

@@ -244,7 +244,6 @@ class PromptLookupDrafter:
                     self._first_end.setdefault(tuple(seq[L - n:]), L)
 
 
-
 # -- a model after the file ------------------------------------------------------------------------
 
 class Continuer(Protocol):

@@ -430,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         from fastapply.remote import RemoteApplier
 
         if args.draft_model:
-            logging.getLogger("fastapply.lsp").warning("--draft-model is ignored with --server (the server's own option)")
+            logging.getLogger("fastapply.lsp").warning("--draft-model is ignored with --server (the server's option)")
         # No queue-full retries: the editor shows the refusal at once.
         applier = RemoteApplier(args.server, token=os.environ.get(args.token_env) or None, queue_full_retries=0)
     else:

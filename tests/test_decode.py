@@ -206,7 +206,8 @@ def chi_square_p(counts, law, n) -> float:
     extra = sum(c for cell, c in counts.items() if cell not in law)  # impossible events
     if extra:
         return 0.0
-    return torch.special.gammaincc(torch.tensor(df / 2, dtype=torch.float64), torch.tensor(stat / 2, dtype=torch.float64)).item()
+    half = torch.tensor([df / 2, stat / 2], dtype=torch.float64)
+    return torch.special.gammaincc(half[0], half[1]).item()
 
 
 N_SAMPLES = 20000  # with this many, a verifier that sends 1% of outputs to one token fails (p ~ 1e-14)

@@ -278,7 +278,8 @@ def test_a_draft_model_that_cannot_load_fails_the_engine_load_with_one_line(monk
     with pytest.raises(ApplyError) as e:
         model_draft.load_draft_model("qwen2.5-coder-0.5b", target, HFBackend)
     assert e.value.code == "unavailable"
-    assert "--draft-model qwen2.5-coder-0.5b could not be loaded (OSError: safetensors: file truncated)" in e.value.message
+    assert ("--draft-model qwen2.5-coder-0.5b could not be loaded (OSError: safetensors: file truncated)"
+            in e.value.message)
     assert "\n" not in e.value.message
 
 
