@@ -159,7 +159,7 @@ def test_speed_summary_adds_the_formula_beside_the_measurement():
     assert s["cost_ratio"] == pytest.approx(0.05 / (16.0 / 40))  # step 0.05 s / plain 0.4 s per token
     assert s["predicted_speedup"] == {"file": 5.0, "file+model": 6.0, "file+model at c=0.05": 7.0}
     assert s["measured_speedup"] == {"file": 4.0, "file+model": 8.0}
-    assert s["speedup_vs_file_only"] == pytest.approx(8.0 / 6.0)
+    assert s["speedup_vs_file_only"] == pytest.approx(4.0 / 2.0)  # decode time, file run / file+model run
     assert summarize([_speed_row(0), _speed_row(1)])["all_identical"] is False  # a file+model run differed
     plain = summarize([_speed_row(0, model=False)])
     assert "cost_ratio" not in plain and plain["tokens_per_pass"] == {"file": 5.0}
