@@ -19,7 +19,9 @@ OUT=${OUT:-/tmp}
 PY=${PY:-python3}
 CONFIG=${CONFIG:-qwen2.5-7b}
 DRAFT_CONFIG=${DRAFT_CONFIG:-qwen2.5-0.5b}
-PATTERNS=${PATTERNS:-$(ls evals/results/draft_model/speed_*.json 2>/dev/null | tr '\n' ' ')}
+shopt -s nullglob
+MEASURED=(evals/results/draft_model/speed_*.json)
+PATTERNS=${PATTERNS:-${MEASURED[*]}}
 WHEEL=.whl/tree_sitter-0.26.1-cp312-cp312-manylinux2014_x86_64.manylinux_2_17_x86_64.manylinux_2_28_x86_64.whl
 WHEEL_SHA256=7b14ac81a2afdcf75610f714f1d2eeaac40da93965c104cabb5c4c2b536a488a
 
