@@ -102,10 +102,17 @@ class CostModel:
     """Seconds of one forward pass of `chunk` tokens at `context`, interpolated linearly between the
     measured grid (clamped at its edges)."""
 
-    def __init__(self, forward: dict):
+    def __init__(self, forward: dict, prefill: dict | None = None):
         self.contexts = sorted(int(c) for c in forward)
         self.table = {int(c): {int(n): s for n, s in row.items()} for c, row in forward.items()}
         self.chunks = sorted(self.table[self.contexts[0]])
+        self.prefills = {int(c): s for c, s in (prefill or {}).items()}
+
+    def prefill(self, context: float) -> float:
+        """Seconds of a prefill of `context` tokens (0 when not measured)."""
+        if not self.prefills:
+            return 0.0
+        return self._interp(sorted(self.prefills), context, lambda c: self.prefills[c])
 
     @staticmethod
     def _interp(xs: list[int], x: float, f: Callable[[int], float]) -> float:
@@ -180,13 +187,15 @@ def request_patterns(data: dict) -> list[dict]:
 def predict_request(req: dict, cost: CostModel, overhead: dict, draft_cost: CostModel | None) -> dict:
     """Predicted decode seconds and tokens/s of one request: plain, and each drafting run replayed
     pass by pass (verify cost at its chunk and context, the loop's overhead, the draft model's
-    steps and catch-up chunks)."""
+    prefill of the prompt at its first proposal, its catch-up chunks and its steps)."""
     ctx0, n_out = req["context"], req["output_tokens"]
     plain_s = sum(cost(1, ctx0 + i) + overhead["plain_per_pass_s"] for i in range(n_out))
     out = {"id": req["id"], "output_tokens": n_out, "plain_tokens_per_s": n_out / plain_s if plain_s else None}
     for run, passes in req["runs"].items():
         # lag: output tokens the draft model's cache has not seen (at least the last pass's own token)
         t, done, lag = 0.0, 1, 1
+        if draft_cost is not None and any(model_n for _, model_n, _ in passes):
+            t += draft_cost.prefill(ctx0)
         for file_n, model_n, accepted in passes:
             ctx = ctx0 + done
             t += cost(1 + file_n + model_n, ctx) + overhead["spec_per_pass_s"]
@@ -248,7 +257,7 @@ def main(argv=None) -> int:
         draft_chunks = [c for c in chunks if c <= 64] or [1]
         dcosts = pass_costs(HFBackend(dmodel, args.device), args.device, contexts, draft_chunks,
                             CONFIGS[args.draft_config]["vocab_size"], args.repeats)
-        draft_cost = CostModel(dcosts["forward"])
+        draft_cost = CostModel(dcosts["forward"], dcosts["prefill"])
         c = {ctx: dcosts["forward"][ctx][1] / costs["forward"][ctx][1] for ctx in contexts}
         result["draft"], result["cost_ratio"] = dcosts, c
         print("  cost ratio c (draft step / target pass): " + "  ".join(f"{ctx}:{v:.3f}" for ctx, v in c.items()),
