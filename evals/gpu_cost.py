@@ -37,6 +37,11 @@ CONFIGS: dict[str, dict] = {
     "qwen2.5-0.5b": dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
                          num_key_value_heads=2, vocab_size=151936, max_position_embeddings=32768, rope_theta=1e6,
                          rms_norm_eps=1e-6, tie_word_embeddings=True),
+    # the CPU pair's target (the converted Qwen2.5-Coder-1.5B-Instruct's config.json): checks the
+    # replay against what evals.speed measured on the same machine
+    "qwen2.5-1.5b": dict(hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
+                         num_key_value_heads=2, vocab_size=151936, max_position_embeddings=32768, rope_theta=1e6,
+                         rms_norm_eps=1e-6, tie_word_embeddings=False),
     "tiny": dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
                  num_key_value_heads=2, vocab_size=512, max_position_embeddings=4096, rope_theta=1e6,
                  rms_norm_eps=1e-6, tie_word_embeddings=False),
