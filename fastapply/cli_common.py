@@ -47,6 +47,9 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
     p.add_argument("--dtype", default=None, choices=["fp32", "bf16", "fp16"],
                    help="default: fp32 on CPU (exact), bf16 on CUDA")
+    p.add_argument("--draft-model", default=None, metavar="NAME",
+                   help="hf backend: a small model with the target's tokenizer (e.g. qwen2.5-coder-0.5b for a "
+                        "Qwen2.5-Coder target) that drafts where the file has nothing; off by default")
 
 
 def add_backend_args(p: argparse.ArgumentParser) -> None:
@@ -63,6 +66,23 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
 _VLLM_OPTIONS = ("tensor_parallel_size", "max_draft", "speculation")
 
 
+def draft_model_option(args, engine: str | None = None) -> dict:
+    """The backend option of `--draft-model`, checked before any request: the name, and that its
+    tokenizer is the target's. With the structural engine no model runs: ignored, with a note."""
+    draft = getattr(args, "draft_model", None)
+    if not draft:
+        return {}
+    if engine == "structural":
+        print("fastapply: note: --draft-model is ignored with --engine structural (no model runs)", file=sys.stderr)
+        return {}
+    if getattr(args, "backend", "hf") != "hf":
+        raise ApplyError("usage", "--draft-model: only with --backend hf (vLLM drafts with fastapply's proposer)")
+    from fastapply.model_draft import check_draft_pair
+
+    check_draft_pair(args.model, draft)
+    return {"draft_model": draft}
+
+
 def applier_from_args(args) -> Applier:
     """The Applier of a command's model arguments; bad backend options fail here, before anything starts."""
     backend = getattr(args, "backend", "hf")
@@ -70,6 +90,7 @@ def applier_from_args(args) -> Applier:
     if options and backend != "vllm":
         flags = ", ".join("--" + k.replace("_", "-") for k in options)
         raise ApplyError("usage", f"{flags}: only with --backend vllm")
+    options |= draft_model_option(args, getattr(args, "engine", None))
     applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype, backend=backend,
                       backend_options=options)
     if backend != "hf":  # the hf engine has nothing to check before loading (and importing it costs torch)

@@ -1,9 +1,9 @@
 """The verify loop: draft k tokens, score `[last] + draft` in one forward pass, accept, crop.
 
 Greedy: accept the longest draft prefix equal to the argmax, then add the model's own token, so
-the output is token-identical to plain greedy decoding. Sampling: exact speculative sampling for a
-deterministic draft (accept x with probability p(x); on rejection sample from p with x removed),
-so the output is distributed exactly as plain sampling.
+the output is token-identical to plain greedy decoding. Sampling: the draft block is verified
+jointly (`verify_block`, Sun et al.'s block verification for a deterministic draft; token by token
+with `DecodeConfig(verify="token")`), so the output is distributed exactly as plain sampling.
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ class DecodeConfig:
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int | None = None
+    # Sampled output only: "block" verifies the draft jointly (`verify_block`), "token" token by
+    # token (`verify_sampled`). Both are exact; greedy output ignores it.
+    verify: str = "block"
 
 
 # Given the whole output so far and how many tokens were just added, return how many of the
@@ -73,6 +76,74 @@ def verify_sampled(probs: torch.Tensor, draft: Sequence[int], gen: torch.Generat
     return len(draft), int(torch.multinomial(probs[len(draft)], 1, generator=gen).item())
 
 
+def verify_block(probs: torch.Tensor, draft: Sequence[int], gen: torch.Generator) -> tuple[int, int]:
+    """Block verification (Sun, Mendlovic, Leviathan et al., "Block Verification Accelerates
+    Speculative Decoding", ICLR 2025, Algorithm 2) for a deterministic draft.
+
+    Row i of `probs` is the target distribution M_b(. | X^i) after the first i draft tokens (row
+    len(draft) for the bonus). The paper's algorithm, for a draft X_1..X_g sampled from M_s:
+        p_0 = 1,  p_i = min(1, p_{i-1} M_b(X_i | X^{i-1}) / M_s(X_i | X^{i-1}))
+        h_i = Z_i / (Z_i + 1 - p_i) for i < g, with Z_i = sum_x max(p_i M_b(x | X^i) - M_s(x | X^i), 0);
+        h_g = p_g
+        eta_i ~ U(0, 1) independent; accept tau = max{i : eta_i <= h_i} (h_0 = 1: tau >= 0 always)
+        the next token Y ~ M_b(. | X^g) if tau = g, else Y ~ max(p_tau M_b(. | X^tau) - M_s(. | X^tau), 0)
+    Our drafts are point masses (the file's next token, the draft model's argmax): M_s(. | X^{i-1}) =
+    delta(X_i). With q_i = M_b(X_i | X^{i-1}):
+        p_i = q_1 ... q_i   (the target's probability of the whole prefix X^i; the min never binds)
+        Z_i = p_i (1 - q_{i+1})   (x = X_{i+1} contributes max(p_{i+1} - 1, 0) = 0)
+        the residual at tau < g is M_b(. | X^tau) without X_{tau+1}, renormalised.
+    Law of tau: 1 - h_i = (1 - p_i) / (1 - p_i q_{i+1}) = (1 - p_i) / (1 - p_{i+1}), so by induction
+    from h_g = p_g, P(tau < i) = prod_{j >= i} (1 - h_j) = 1 - p_i: P(tau >= i) = p_i.
+    Exactness: P(tau = i) = p_i - p_{i+1} = p_i (1 - q_{i+1}) for i < g, so for y != X_{i+1}
+        P(emit X^i, y) = p_i (1 - q_{i+1}) M_b(y | X^i) / (1 - q_{i+1}) = p_i M_b(y | X^i),
+    and P(emit X^g, y) = p_g M_b(y | X^g): the target's probability of each way a sample can first
+    leave the draft (or follow it to its end), events that cover all samples once. So the emitted
+    tokens are distributed exactly as target sampling, and the next pass starts afresh.
+    Accepted tokens: any exact verifier has P(tau >= i) <= P(a target sample starts with X^i) = p_i,
+    and token-wise verification (`verify_sampled`) already attains p_i for every i. For point-mass
+    drafts block verification therefore accepts exactly as many tokens as token-wise in
+    expectation (the same law of tau), never fewer; its gain in the paper comes from drafts sampled
+    from a spread-out M_s, which our drafters do not produce.
+    """
+    g = len(draft)
+    eta = torch.rand(g, generator=gen).tolist() if draft else []
+    tau, p = 0, 1.0
+    for i in range(1, g + 1):
+        p *= probs[i - 1, draft[i - 1]].item()  # p_i
+        if i < g:
+            z = p * (1.0 - probs[i, draft[i]].item())
+            denom = z + 1.0 - p
+            h = z / denom if denom > 0 else 0.0
+        else:
+            h = p
+        if eta[i - 1] < h:  # strict: h = 0 never accepts
+            tau = i
+    if tau == g:
+        return tau, int(torch.multinomial(probs[g], 1, generator=gen).item())
+    residual = probs[tau].clone()
+    residual[draft[tau]] = 0.0
+    if residual.sum() <= 0:  # the draft token held all the mass: tau = this i has probability 0
+        residual = probs[tau]
+    return tau, int(torch.multinomial(residual / residual.sum(), 1, generator=gen).item())
+
+
+VERIFIERS = {"block": verify_block, "token": verify_sampled}
+
+
+def record_pass(stats: Stats, segments: Sequence[tuple[str, int]], accepted: int) -> None:
+    """Attribute one verify pass to the draft sources that filled it (in order), in `stats.by_source`:
+    each source's drafted and accepted tokens, and whether its token was the first rejected."""
+    start = 0
+    for name, n in segments:
+        c = stats.by_source.setdefault(name, {"drafted": 0, "accepted": 0, "rejected": 0})
+        c["drafted"] += n
+        c["accepted"] += min(max(accepted - start, 0), n)
+        c["rejected"] += start <= accepted < start + n
+        start += n
+    if stats.pass_log is not None:
+        stats.pass_log.append((list(segments), accepted))
+
+
 def _take(new: list[int], out: list[int], max_new: int, stop_ids: set[int] | frozenset[int],
           stop_check: StopCheck | None) -> tuple[list[int], bool]:
     """Append verified tokens to `out`, trimmed at a stop token, the budget or a stop string before
@@ -115,10 +186,14 @@ def decode(
     gen = torch.Generator().manual_seed(cfg.seed if cfg.seed is not None else secrets.randbits(63))
     out: list[int] = []
 
+    if cfg.verify not in VERIFIERS:
+        raise ValueError(f"DecodeConfig.verify must be one of {', '.join(VERIFIERS)}, not {cfg.verify!r}")
+    verify = VERIFIERS[cfg.verify]
+
     def pick(logits: torch.Tensor, draft: list[int]) -> tuple[int, int]:
         if greedy:
             return verify_greedy(logits, draft)
-        return verify_sampled(probs_from_logits(logits, cfg.temperature, cfg.top_p), draft, gen)
+        return verify(probs_from_logits(logits, cfg.temperature, cfg.top_p), draft, gen)
 
     t0 = time.perf_counter()
     try:
@@ -154,6 +229,8 @@ def decode(
             stats.accepted_tokens += n_ok
             if drafter is not None:
                 drafter.observe(len(draft), n_ok)
+                segments = getattr(drafter, "last_segments", None) or [("draft", len(draft))]
+                record_pass(stats, segments if draft else [], n_ok)
             new = draft[:n_ok] + [tok]
     finally:
         stats.decode_s = max(0.0, time.perf_counter() - t0 - stats.prefill_s)

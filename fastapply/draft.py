@@ -34,6 +34,10 @@ class Drafter(Protocol):
         """The verifier's feedback on the last proposal: `accepted` of `drafted` tokens were kept."""
         ...
 
+    # Where the last proposal came from, in order: (source name, tokens), e.g. [("structural", 12),
+    # ("model", 4)]. The verify loop attributes accepted tokens to sources with it (`Stats.by_source`).
+    last_segments: list[tuple[str, int]]
+
 
 DrafterFactory = Callable[..., Drafter]  # (sources: [(name, tokens)], k_max=int) -> Drafter
 
@@ -113,6 +117,7 @@ class SourceDrafter:
         if use_history:
             self.sources.append(_Source("history", self.history, ngram, grows=True))
         self.last_source: str | None = None
+        self.last_segments: list[tuple[str, int]] = []
 
     def propose(self, max_k: int) -> list[int]:
         k = min(self.length.k, max_k)
@@ -123,10 +128,12 @@ class SourceDrafter:
             if best is None or s.run > best.run:
                 best = s
         if best is None or k <= 0:
-            self.last_source = None
+            self.last_source, self.last_segments = None, []
             return []
         self.last_source = best.name
-        return best.tokens[best.pointer:best.pointer + k]
+        draft = best.tokens[best.pointer:best.pointer + k]
+        self.last_segments = [(best.name, len(draft))]
+        return draft
 
     def observe(self, drafted: int, accepted: int) -> None:
         self.length.observe(drafted, accepted)
@@ -209,16 +216,20 @@ class PromptLookupDrafter:
         self.max_ngram, self.min_ngram = max_ngram, min_ngram
         self.length = DraftLength(hi=k_max)
         self._first_end: dict[tuple[int, ...], int] = {}
+        self.last_segments: list[tuple[str, int]] = []
         self.update(prompt)
 
     def propose(self, max_k: int) -> list[int]:
         k = min(self.length.k, max_k)
         seq, L = self.sequence, len(self.sequence)
+        draft: list[int] = []
         for n in range(min(self.max_ngram, L - 1), self.min_ngram - 1, -1):
             end = self._first_end.get(tuple(seq[L - n:]))
             if end is not None and end < L:
-                return seq[end:min(end + k, L)]
-        return []
+                draft = seq[end:min(end + k, L)]
+                break
+        self.last_segments = [("prompt_lookup", len(draft))] if draft else []
+        return draft
 
     def observe(self, drafted: int, accepted: int) -> None:
         self.length.observe(drafted, accepted)
@@ -232,3 +243,81 @@ class PromptLookupDrafter:
                 if L >= n:
                     self._first_end.setdefault(tuple(seq[L - n:]), L)
 
+
+# -- a model after the file ------------------------------------------------------------------------
+
+class Continuer(Protocol):
+    """A drafter that can continue a given draft: the model drafter (`fastapply.model_draft`)."""
+
+    length: ModelDraftLength
+
+    def propose_after(self, prefix: Sequence[int], max_k: int) -> list[int]:
+        """At most max_k tokens to follow the output so far plus `prefix` (tokens not yet verified)."""
+        ...
+
+    def update(self, new_tokens: Sequence[int]) -> None: ...
+
+    def observe(self, drafted: int, accepted: int) -> None: ...
+
+
+@dataclass
+class ModelDraftLength:
+    """A draft model's run length, Hugging Face's "heuristic" schedule (`AssistedCandidateGenerator`):
+    +2 after a fully accepted run, -1 otherwise. The run also stops early where the model is unsure
+    (its confidence threshold), so `k` is a cap, not a promise."""
+
+    k: int = 8
+    lo: int = 1
+    hi: int = 32
+
+    def observe(self, drafted: int, accepted: int) -> None:
+        if drafted == 0:
+            return
+        self.k = min(self.hi, self.k + 2) if accepted == drafted else max(self.lo, self.k - 1)
+
+
+class FileModelDrafter:
+    """The file sources draft first; a small model extends where they have nothing or stop early.
+
+    A file proposal as long as the model's own run cap (`model.length.k`) goes out alone: the file
+    is then on a copy run and the model is not consulted (it costs no draft-model step). A shorter
+    one (none at all inside new code, a few tokens at a source's end) is extended by the model from
+    its end, up to that cap. Feedback goes to each part: the file's length policy sees its own
+    tokens; the model's sees its tokens only when the verifier reached them.
+
+    Example: the file holds 2 more tokens, the model continues with 3 of its own.
+
+    >>> class Model:  # a stand-in continuer that always proposes 7, 8, 9
+    ...     length = ModelDraftLength(k=5)
+    ...     def propose_after(self, prefix, max_k): return [7, 8, 9][:max_k]
+    ...     def update(self, new): pass
+    ...     def observe(self, drafted, accepted): pass
+    >>> d = FileModelDrafter(SourceDrafter([("merge", [1, 2])], use_history=False), Model())
+    >>> d.propose(16)
+    [1, 2, 7, 8, 9]
+    >>> d.last_segments
+    [('merge', 2), ('model', 3)]
+    """
+
+    def __init__(self, file: Drafter, model: Continuer):
+        self.file, self.model = file, model
+        self.last_segments: list[tuple[str, int]] = []
+
+    def propose(self, max_k: int) -> list[int]:
+        draft = self.file.propose(max_k)
+        file_segments = list(getattr(self.file, "last_segments", None) or ([("file", len(draft))] if draft else []))
+        room = min(max_k, self.model.length.k) - len(draft)
+        extra = self.model.propose_after(draft, room) if room > 0 else []
+        self.last_segments = file_segments + ([("model", len(extra))] if extra else [])
+        return draft + extra
+
+    def update(self, new_tokens: Sequence[int]) -> None:
+        self.file.update(new_tokens)
+        self.model.update(new_tokens)
+
+    def observe(self, drafted: int, accepted: int) -> None:
+        n_model = sum(n for name, n in self.last_segments if name == "model")
+        n_file = drafted - n_model
+        self.file.observe(n_file, min(accepted, n_file))
+        if n_model and accepted >= n_file:  # the verifier reached the model's tokens
+            self.model.observe(n_model, accepted - n_file)

@@ -2,7 +2,9 @@
 
 The Hugging Face engine (registered as "hf" in `fastapply.backends.MODEL_BACKENDS`). Its two
 seams are factories: `backend_factory(model, device)` builds the `Backend` the verify loop drives,
-and `drafter_factory(sources, k_max=...)` builds the `Drafter` for each request.
+and `drafter_factory(sources, k_max=...)` builds the `Drafter` for each request. An optional draft
+model (`load(..., draft_model=NAME)`, `fastapply.model_draft`) extends those drafts where the file
+has none (`draft.FileModelDrafter`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from fastapply.backends.base import Backend
 from fastapply.backends.hf import HFBackend
 from fastapply.backends.scoring import score_continuations
 from fastapply.decode import DecodeConfig, decode
-from fastapply.draft import DrafterFactory, SourceDrafter
-from fastapply.models import LoadedModel, ModelSpec, load_model
+from fastapply.draft import DrafterFactory, FileModelDrafter, SourceDrafter
+from fastapply.model_draft import DraftModel, load_draft_model
+from fastapply.models import LoadedModel, ModelSpec, check_model_name, load_model
 from fastapply.types import ApplyError, ApplyRequest, Finding, Stats, TextDelta
 
 # The judge scores in bf16 on a CPU whose model runs fp32: about 2.4x faster here, and scoring does
@@ -145,7 +148,8 @@ class ModelEngine(SpecEngine):
     concurrent = False
 
     def __init__(self, loaded: LoadedModel, backend_factory: Callable[..., Backend] = HFBackend,
-                 drafter_factory: DrafterFactory = SourceDrafter, judge_dtype: str | None = None):
+                 drafter_factory: DrafterFactory = SourceDrafter, judge_dtype: str | None = None,
+                 draft: DraftModel | None = None):
         gc = getattr(loaded.model, "generation_config", None)
         cfg = loaded.model.config.get_text_config()
         super().__init__(loaded.spec, loaded.tokenizer, getattr(gc, "eos_token_id", None),
@@ -158,15 +162,23 @@ class ModelEngine(SpecEngine):
             raise ApplyError("invalid_argument", f"judge_dtype must be one of {', '.join(_TORCH_DTYPES)}, "
                                                  f"not {self.judge_dtype!r}")
         self._judge_backend: Backend | None = None
+        self.draft = draft
 
     @classmethod
     def load(cls, name: str | None = None, device: str | None = None, dtype: str | None = None,
-             **options) -> ModelEngine:
-        """`options`: keyword arguments of the constructor (`backend_factory`, `drafter_factory`)."""
+             draft_model: str | None = None, **options) -> ModelEngine:
+        """`draft_model`: a small model of the target's family (same tokenizer) that drafts where the
+        file cannot; `options`: keyword arguments of the constructor (`backend_factory`, `drafter_factory`, `judge_dtype`)."""
         unknown = sorted(set(options) - {"backend_factory", "drafter_factory", "judge_dtype"})
         if unknown:
             raise ApplyError("invalid_argument", f"the hf backend has no option(s) {', '.join(unknown)}")
-        return cls(load_model(name, device=device, dtype=dtype), **options)
+        if draft_model:
+            check_model_name(draft_model)  # a bad name fails before the target loads
+        loaded = load_model(name, device=device, dtype=dtype)
+        draft = None
+        if draft_model:
+            draft = load_draft_model(draft_model, loaded, options.get("backend_factory", HFBackend))
+        return cls(loaded, draft=draft, **options)
 
     def decode_tokens(self, req: ApplyRequest, draft_texts: Sequence[tuple[str, str]] | None,
                       should_stop: Callable[[], bool] | None, stats: Stats,
@@ -186,9 +198,15 @@ class ModelEngine(SpecEngine):
         drafter = None
         if draft_texts is not None:
             drafter = self.drafter_factory([(name, encode(text)) for name, text in draft_texts], k_max=k_max)
+            if self.draft is not None:
+                drafter = FileModelDrafter(drafter, self.draft.drafter(ids, k_max, stats))
         s = req.sampling
         cfg = DecodeConfig(max_new_tokens=max_new, temperature=s.temperature, top_p=s.top_p, seed=s.seed)
-        yield from decode(self.backend, ids, drafter, cfg, self.stop_ids, self.stop_check, should_stop, stats)
+        try:
+            yield from decode(self.backend, ids, drafter, cfg, self.stop_ids, self.stop_check, should_stop, stats)
+        finally:
+            if self.draft is not None:
+                self.draft.backend.release()
 
     def generate(self, req: ApplyRequest, draft_texts: Sequence[tuple[str, str]] | None,
                  should_stop: Callable[[], bool] | None, stats: Stats,

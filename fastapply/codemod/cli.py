@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from fastapply.api import DEFAULT_ENGINE, ENGINES, Applier, ApplyError
-from fastapply.cli_common import EXIT_FAIL, add_model_args
+from fastapply.cli_common import EXIT_FAIL, add_model_args, draft_model_option
 from fastapply.codemod.manifest import load_update_dir, parse_manifest, plan, usage
 from fastapply.codemod.report import ProgressView, render_table, summary, write_report
 from fastapply.codemod.runner import Options, Runner
@@ -72,6 +72,10 @@ def make_applier(args, console: Console, need_model: bool) -> tuple[Applier | Re
     if args.server:
         from fastapply.remote import RemoteApplier
 
+        if args.draft_model:
+            console.print("codemod: note: --draft-model is ignored with --server (the server's own option)",
+                          highlight=False)
+
         token = read_token_file(args.token_file) if args.token_file else None
         remote = RemoteApplier(args.server, token=token, tls_ca=args.tls_ca, timeout=args.timeout)
         try:
@@ -80,7 +84,8 @@ def make_applier(args, console: Console, need_model: bool) -> tuple[Applier | Re
             remote.close()
             raise ApplyError(e.code, f"--server {args.server}: {e.message}; nothing was run", e.reasons) from None
         return remote, 0.0
-    applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype)
+    applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype,
+                      backend_options=draft_model_option(args, args.engine))
     load_s = 0.0
     if need_model:
         t0 = time.perf_counter()
