@@ -30,7 +30,7 @@ from pathlib import Path
 
 from evals.accuracy import expected_index
 from evals.common import load_cases, write_json
-from fastapply.judge import CONTEXT_LINES
+from fastapply.judge import CONTEXT_LINES, MARGIN_NATS, MARGIN_NATS_OTHER, WRAP_READING, margin_needed
 from fastapply.merge import structural_merge
 
 THRESHOLDS = [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0]
@@ -157,6 +157,36 @@ def curve_rows(rows: list[dict], thresholds: list[float], scoring: str = "sum") 
     return out
 
 
+def shipped_rule(rows: list[dict], scoring: str = "sum") -> dict:
+    """Right, wrong and abstained under the shipped rule (`judge.margin_needed` of the best
+    reading's doubt), and the same split by that doubt: wrap readings and the others."""
+    out = {"wrap": {"judged_right": 0, "judged_wrong": 0, "abstained": 0},
+           "other": {"judged_right": 0, "judged_wrong": 0, "abstained": 0}}
+    for r in rows:
+        if not r["scores"]:
+            continue
+        best, margin = _margin(scores_of(r, scoring))
+        how = r["how"][best] if r.get("how") else None
+        family = out["wrap" if how is not None and WRAP_READING in how else "other"]
+        if margin >= margin_needed(how) and margin > 0:
+            family["judged_right" if best == r["expected"] else "judged_wrong"] += 1
+        else:
+            family["abstained"] += 1
+    out["all"] = {k: out["wrap"][k] + out["other"][k] for k in out["wrap"]}
+    return out
+
+
+def curve_by_family(rows: list[dict], thresholds: list[float], scoring: str = "sum") -> dict[str, list[dict]]:
+    """The curve of the cases whose best reading is a wrap reading, and of the others."""
+    def is_wrap(r: dict) -> bool:
+        best, _ = _margin(scores_of(r, scoring))
+        return bool(r.get("how")) and WRAP_READING in r["how"][best]
+
+    scored = [r for r in rows if r["scores"]]
+    return {"wrap": curve_rows([r for r in scored if is_wrap(r)], thresholds, scoring),
+            "other": curve_rows([r for r in scored if not is_wrap(r)], thresholds, scoring)}
+
+
 def curve(args) -> int:
     rows = [json.loads(line) for line in Path(args.dump).read_text().splitlines() if line.strip()]
     rows = latest([r for r in rows if r["config"] == args.config])
@@ -177,12 +207,20 @@ def curve(args) -> int:
                "errors": [r["id"] + ": " + r["error"] for r in rows if r["error"]],
                "seconds_median": secs[len(secs) // 2] if secs else None,
                "seconds_p90": secs[min(len(secs) - 1, int(0.9 * len(secs)))] if secs else None,
-               "curve": table, "picks": sorted(picks, key=lambda p: -p["margin"])}
+               "curve": table, "curve_by_family": curve_by_family(rows, THRESHOLDS, args.scoring),
+               "shipped_rule": shipped_rule(rows, args.scoring), "picks": sorted(picks, key=lambda p: -p["margin"])}
     print(f"{args.config} ({args.scoring}): {len(scored)} judged cases ({summary['judged_with_expected']} with the expected file "
           f"among the readings), seconds median {summary['seconds_median']} p90 {summary['seconds_p90']}")
     print(f"{'threshold':>9} {'right':>6} {'wrong':>6} {'abstain':>8}")
     for row in table:
         print(f"{row['threshold']:>9} {row['judged_right']:>6} {row['judged_wrong']:>6} {row['abstained']:>8}")
+    for family in ("wrap", "other"):
+        print(f"best reading a {'wrap reading' if family == 'wrap' else 'reading of another doubt'}: " + ", ".join(
+            f"{row['threshold']}: {row['judged_right']}/{row['judged_wrong']}" for row in summary["curve_by_family"][family])
+            + " (threshold: right/wrong)")
+    rule = summary["shipped_rule"]
+    print(f"shipped rule (margin {MARGIN_NATS} for a wrap reading, {MARGIN_NATS_OTHER} otherwise): " + "; ".join(
+        f"{k} right {v['judged_right']} wrong {v['judged_wrong']} abstained {v['abstained']}" for k, v in rule.items()))
     for p in summary["picks"]:
         if not p["right"]:
             print(f"  wrong pick: {p['id']} margin {p['margin']} (best {p['best']}, expected {p['expected']})")

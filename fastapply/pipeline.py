@@ -191,7 +191,7 @@ def _judged(model, model_lock, req: ApplyRequest, merge: MergeResult) -> judge_m
     merge's reasons and readings as well."""
     try:
         with nullcontext() if getattr(model, "concurrent", False) else model_lock:
-            return judge_mod.judge(model, req, [r.text for r in merge.readings])
+            return judge_mod.judge(model, req, [r.text for r in merge.readings], hows=[r.how for r in merge.readings])
     except ApplyError as e:
         if e.code not in ("too_long", "refused"):
             raise
@@ -204,7 +204,9 @@ def _judged_result(req: ApplyRequest, language: str | None, readings: list[str],
     """The picked reading as the result (engine `judge`), or why not (a note): the judge abstained,
     or its pick fails the edit checks a model's file must pass."""
     if verdict.picked is None:
-        return Finding("judge", f"the judge abstained (margin below {judge_mod.MARGIN_NATS:.1f}): "
+        why = (f"margin below {verdict.needed:.1f}" if verdict.needed != float("inf") else
+               "its best reading answers a doubt other than a marker wrap: judge.MARGIN_NATS_OTHER is infinite")
+        return Finding("judge", f"the judge abstained ({why}): "
                                 f"{verdict.line()}", "info")
     text = readings[verdict.picked]
     failed = [f.line() for f in check_edit_applied(req.original, req.update, text) if f.severity == "error"]

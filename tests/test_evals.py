@@ -100,7 +100,7 @@ def test_serving_summary_takes_ratios_within_one_pair_and_checks_identity():
     assert summarize(results)["identical"] is False
 
 
-def test_accuracy_counts_refusals_readings_recall_and_the_judges_picks(tmp_path):
+def test_accuracy_counts_refusals_readings_recall_and_the_judges_picks(tmp_path, monkeypatch):
     """`auto` with a judge test double: one case the merge answers, two it refuses with readings
     that the judge picks from (one right, one wrong), one with no reading at all."""
     from fastapply.api import Applier
@@ -112,12 +112,13 @@ def test_accuracy_counts_refusals_readings_recall_and_the_judges_picks(tmp_path)
     cases = [CASE, tied, dict(tied, id="t/2#loose_markers", expected=other),
              dict(CASE, id="t/3#loose_markers", update="# ... existing code ...\nnothing_like_it()\n"
                                                        "# ... existing code ...\n", expected="x\n")]
-    applier = Applier(model_engine=TableScorer({"def f():\n    x = 2": -1.0, "def g():\n    x = 2": -6.0}))
+    monkeypatch.setattr("fastapply.judge.MARGIN_NATS_OTHER", 10.0)  # a model calibrated for placements
+    applier = Applier(model_engine=TableScorer({"def f():\n    x = 2": -1.0, "def g():\n    x = 2": -16.0}))
     rows = [accuracy.run_case(applier, c, "auto") for c in cases]
     s = accuracy.summarize(rows)
     assert (s["merge_refusals"], s["readings_recall"], s["refusals_with_two_readings_or_more"]) == (3, 2, 2)
     assert (s["judged"], s["judged_right"], s["judged_wrong"]) == (2, 1, 1)
-    assert s["judged_wrong_cases"] == [{"id": "t/2#loose_markers", "margin": 5.0, "expected_reading": 2,
+    assert s["judged_wrong_cases"] == [{"id": "t/2#loose_markers", "margin": 15.0, "expected_reading": 2,
                                         "readings": rows[2]["readings"]}]
     assert s["model_requests"] == 3 and s["model_seconds_median"] is not None and s["model_seconds_p90"] >= 0
     assert (s["exact"], s["silent_wrong"], s["refused"]) == (2, 1, 1)
