@@ -1086,3 +1086,173 @@ def test_wrap_patterns_draw_valid_cases(gen):
         marks = [x for x in edit.update.splitlines() if looks_like_marker(x)]
         assert any(x.startswith((" ", "\t")) for x in marks), edit.update
     assert [fuzz.draw_case(name, 1, i, POOL) for i in range(5)] == [fuzz.draw_case(name, 1, i, POOL) for i in range(5)]
+
+
+# -- a new block around a body that already holds one (held-out fuzz seed 55501, wrap_body 369) ------------
+# The snippet shows the header, then `try` and a deeper marker: the original's own `try` further down
+# fits that line too, and placing it there deletes the statements before it. Refused, never that file.
+AROUND_A_TRY = {
+    "python": ('''\
+import threading
+
+
+def serve(server):
+    thread = threading.Thread(target=server.run)
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(1e-3)
+        yield server
+    finally:
+        server.should_exit = True
+        thread.join()
+
+
+def other():
+    return 1
+''', '''\
+# ... existing code ...
+def serve(server):
+    try:
+        # ... existing code ...
+    finally:
+        conn.close()
+# ... existing code ...
+''', '''\
+import threading
+
+
+def serve(server):
+    try:
+        thread = threading.Thread(target=server.run)
+        thread.start()
+        try:
+            while not server.started:
+                time.sleep(1e-3)
+            yield server
+        finally:
+            server.should_exit = True
+            thread.join()
+    finally:
+        conn.close()
+
+
+def other():
+    return 1
+'''),
+    "javascript": ('''\
+const { start } = require('./threads');
+
+function serve(server) {
+  const thread = start(server);
+  thread.begin();
+  try {
+    wait(server);
+    return server;
+  } finally {
+    thread.join();
+  }
+}
+
+function other() {
+  return 1;
+}
+''', '''\
+// ... existing code ...
+function serve(server) {
+  try {
+    // ... existing code ...
+  } finally {
+    conn.close();
+  }
+}
+// ... existing code ...
+''', '''\
+const { start } = require('./threads');
+
+function serve(server) {
+  try {
+    const thread = start(server);
+    thread.begin();
+    try {
+      wait(server);
+      return server;
+    } finally {
+      thread.join();
+    }
+  } finally {
+    conn.close();
+  }
+}
+
+function other() {
+  return 1;
+}
+'''),
+    "java": ('''\
+class Server {
+    Server serve(Server server) {
+        Thread thread = start(server);
+        thread.begin();
+        try {
+            await(server);
+            return server;
+        } finally {
+            thread.join();
+        }
+    }
+
+    int other() {
+        return 1;
+    }
+}
+''', '''\
+// ... existing code ...
+    Server serve(Server server) {
+        try {
+            // ... existing code ...
+        } finally {
+            conn.close();
+        }
+    }
+// ... existing code ...
+''', '''\
+class Server {
+    Server serve(Server server) {
+        try {
+            Thread thread = start(server);
+            thread.begin();
+            try {
+                await(server);
+                return server;
+            } finally {
+                thread.join();
+            }
+        } finally {
+            conn.close();
+        }
+    }
+
+    int other() {
+        return 1;
+    }
+}
+'''),
+}
+
+
+@pytest.mark.parametrize("language", list(AROUND_A_TRY))
+def test_a_new_try_around_a_body_that_holds_one_is_never_placed_on_the_inner_try(language):
+    original, snippet, expected = AROUND_A_TRY[language]
+    res = structural_merge(original, snippet, language)
+    assert res.ok or res.reasons
+    assert not res.ok or res.text == expected, "silent wrong merge: the statements before the inner try deleted"
+
+
+@pytest.mark.parametrize("name", ["rust_if_let_tail", "go_if_tail", "ts_try_whole_body", "js_if_tail"])
+def test_a_new_branch_after_a_marker_wrap_has_the_reading_that_keeps_the_closer(name):
+    """`} else { ... } }` after a marker wrap: the reading that puts it where the wrapped code ends
+    pairs its last `}` with the function's own (two closers otherwise)."""
+    c = BY_NAME[name]
+    res = structural_merge(c["original"], c["snippet"], c["language"])
+    assert res.ok and res.text == c["expected"] or c["expected"] in [r.text for r in res.readings]

@@ -311,7 +311,21 @@ def _after_wrapped_block(lines: list[str], orig: list[str], lo: int, hi: int, w:
             blanks += 1
         return (last, last, list(lines[:len(lines) - blanks])), 0
     stop, _ = consume_forward(lines, orig, end, hi)
+    if stop == end:  # `} else {` ... `}` `}`: the region's last lines close what the original closes there
+        stop = end + _closing_suffix(lines, orig, end, hi)
     return (end, stop, list(lines)), 0
+
+
+def _closing_suffix(lines: list[str], orig: list[str], at: int, hi: int) -> int:
+    """How many of the original's lines from `at` the region's last lines are, as written (the
+    function's `}` after a new `else` branch): the most such lines, at least one not blank."""
+    best = 0
+    for n in range(1, min(len(lines), hi - at) + 1):
+        tail = lines[len(lines) - n:]
+        if all(x.rstrip() == o.rstrip() for x, o in zip(tail, orig[at:at + n])) and \
+                any(not is_blank(x) for x in tail):
+            best = n
+    return best
 
 
 CONTINUATIONS = ("else", "elif", "except", "catch", "finally")  # lines that go on with the block before them

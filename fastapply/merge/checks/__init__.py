@@ -71,6 +71,7 @@ from fastapply.merge.checks.region_indent import (
 # ... a new block around original code (the wrap reading).
 from fastapply.merge.checks.region_wraps import (
     lone_statement_opener,
+    opener_after_deleted_lines,
     opener_read_both_ways,
     shifted_around_new_block,
     shifted_onto_other_block,
@@ -182,6 +183,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     edge_run_longer_elsewhere,
     shifted_onto_other_block,
     lone_statement_opener,
+    opener_after_deleted_lines,
 )
 
 # All regions placed, before they are spliced into the file (lineplace.py).

@@ -69,6 +69,30 @@ def lone_statement_opener(fit: RegionFit) -> str | None:
             f"(line {fit.c.start + 1}) with its body elided, or a new block around the code the marker stands for?")
 
 
+def opener_after_deleted_lines(fit: RegionFit) -> str | None:
+    """The region shows a block's header, then a statement that opens a block (`try:`) and a deeper
+    marker; the opener is placed on an original copy of it, which deletes the statements the block
+    begins with before it (`thread.start()` between `def serve(...):` and the original's `try:`):
+    those statements deleted and the original block's body elided, or a new block wrapped around
+    the whole body, those statements included? (A new `try:` around a body that holds one.)"""
+    r, o = fit.region, fit.orig
+    code = [x for x in r.lines if not is_blank(x)]
+    if len(code) < 2 or not r.marker_after or r.after_indent is None or \
+            not STATEMENT_OPENER.match(code[-1].strip()) or not opens_block(code[-1], fit.lang) or \
+            len(r.after_indent) <= len(indent_of(code[-1])) or o[fit.end - 1].strip() != code[-1].strip():
+        return None
+    header, depth = code[-2], len(indent_of(code[-1]))
+    if not opens_block(header, fit.lang) or len(indent_of(header)) >= depth:
+        return None
+    at = next((j for j in range(fit.end - 2, fit.start - 1, -1) if o[j].strip() == header.strip()), None)
+    dropped = [x for x in o[at + 1:fit.end - 1] if not is_blank(x)] if at is not None else []
+    if not dropped or any(len(indent_of(x)) < depth for x in dropped):
+        return None
+    return (f"region {fit.i + 1} shows `{code[-1].strip()[:40]}` right after `{header.strip()[:40]}` and a marker "
+            f"inside it, placed on the original's (line {fit.end}), which deletes `{dropped[0].strip()[:40]}` "
+            "before it: those statements deleted, or a new block around the whole body?")
+
+
 def _opener_at_wrapped_level(fit: RegionFit) -> bool:
     """A new block opener of the region, as written, stands at the indentation that the line after
     it has, once shifted, at its place in the original: written as is, the opener wraps that line.
