@@ -79,6 +79,8 @@ WRONG_BEFORE = [  # (pattern, seed, index): the rule that now refuses or places 
     ("wrap_tail", 90001, 735),  # takes_from_wrapped_code: only the region's head shows the block's lines
     ("wrap_tail", 90001, 1458),  # edited_opener_before_marker: `if (isReady()) {` over `if (user) {`
     ("wrap_tail", 90001, 1759),  # the same (Go: `if err := validate(); err == nil {`)
+    ("wrap_body", 55501, 369),  # opener_after_deleted_lines: a new `try:` placed on the body's own
+    ("wrap_body", 55502, 91),  # implied_deletion_too_large: a new `return None` on another function's
 ]
 
 

@@ -1256,3 +1256,4 @@ def test_a_new_branch_after_a_marker_wrap_has_the_reading_that_keeps_the_closer(
     c = BY_NAME[name]
     res = structural_merge(c["original"], c["snippet"], c["language"])
     assert res.ok and res.text == c["expected"] or c["expected"] in [r.text for r in res.readings]
+

@@ -7,6 +7,8 @@ a deletion far larger than the region, one next to a common anchor that may as w
 
 from __future__ import annotations
 
+import re
+
 from collections import Counter
 from difflib import SequenceMatcher
 
@@ -129,6 +131,12 @@ def only_blank_lines_added(fit: RegionFit) -> str | None:
     return None
 
 
+# A statement any function may end with: the only copy in the file still bounds nothing (a new
+# `return None` after a wrapped body anchored on another function's, 75 lines further down).
+GENERIC_STATEMENT = re.compile(r"(return|yield)( (None|null|nil|undefined|true|false|True|False|0|-1|\[\]|\{\}|\"\"|''|"
+                               r"err|Ok\(\(\)\)))?;?$|(break|continue|pass);?$")
+
+
 def implied_deletion_too_large(fit: RegionFit) -> str | None:
     """A short region whose placement deletes many more lines than it shows, with an anchor line that
     repeats inside the span (so a nearer copy could end it): a two-line region spanning 32 lines is a
@@ -153,10 +161,12 @@ def implied_deletion_too_large(fit: RegionFit) -> str | None:
     stripped = [x.strip() for x in keys]
     everywhere = Counter(x.strip() for x in o)
     for j in (j1 - 1, j2):
-        if 0 <= j < len(keys) and not is_trivial(keys[j]) and everywhere[stripped[j]] > 1:
+        if 0 <= j < len(keys) and (not is_trivial(keys[j]) and everywhere[stripped[j]] > 1 or
+                                   GENERIC_STATEMENT.match(stripped[j])):
+            why = "a statement any block may end with" if GENERIC_STATEMENT.match(stripped[j]) else \
+                "which occurs elsewhere too"
             return (f"region {fit.i + 1} shows {shown} lines but its placement would delete {deleted} original "
-                    f"lines it does not show, up to `{stripped[j][:40]}`, which occurs elsewhere too: "
-                    "refusing to guess")
+                    f"lines it does not show, up to `{stripped[j][:40]}`, {why}: refusing to guess")
     return None
 
 
