@@ -164,6 +164,15 @@ def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, 
     if not result.ok:
         bad = [f.line() for f in result.findings if f.severity == "error"]
         raise refusal(merge, "the structural merge refused and the model's file failed its checks: ", bad)
+    # Where the merge named its readings, the model confirms one of them (it drafts from them, and
+    # its greedy verification keeps a reading whole or departs from it). A file of its own there
+    # was right in none of the shared dev sets' cases and wrong in one that passed every check
+    # (serde-rs/json fcb5e83e44ab: a `///` line), while the readings hold the expected file in
+    # 17 of hard_dev's 25 refusals (evals/RESULTS.md, "The judge and auto").
+    if merge.readings and result.merged not in {r.text for r in merge.readings}:
+        raise refusal(merge, "the structural merge refused and the model's file is none of its readings: ", [
+            f"the model wrote a file other than the merge's {len(merge.readings)} reading(s); "
+            "`--show-readings` prints them"])
     result.findings.insert(0, Finding("auto", "the structural merge refused (" + "; ".join(merge.reasons)
                                       + "); the model's file passed the checks", "info"))
     yield result

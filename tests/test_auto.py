@@ -77,6 +77,17 @@ def test_auto_refuses_with_both_sets_of_reasons_when_the_model_fails_its_checks(
     assert "readings" in e.value.message
 
 
+def test_auto_refuses_a_model_file_that_is_none_of_the_readings():
+    """The model's file passes every check but is neither reading (both functions edited): where
+    the merge named its readings, the model may only confirm one."""
+    both = EXPECTED_TIED.replace("def g():\n    x = 1", "def g():\n    x = 2")
+    assert both not in [r.text for r in structural_merge(ORIGINAL, TIED, "python").readings]
+    with pytest.raises(ApplyError) as e:
+        Applier(model_engine=FakeModel(both)).apply(ApplyRequest(ORIGINAL, TIED, language="python"))
+    assert e.value.code == "refused" and any("none of its readings" in r or "other than the merge" in r
+                                             for r in e.value.reasons + [e.value.message])
+
+
 def test_candidates_are_the_places_the_merge_was_choosing_between():
     texts = candidate_texts(ORIGINAL, TIED)
     assert texts == [EXPECTED_TIED, "def f():\n    x = 1\n    return x\n\n\ndef g():\n    x = 2\n    return x\n"]
