@@ -3,8 +3,9 @@
 When the structural merge refuses with several readings (whole files it was choosing between,
 `MergeResult.readings`), a model scores each under its apply prompt: the sum of the token
 log-probabilities of the answer it would write (the reading, then the spec's end of answer). The
-best reading is returned when it beats the next by at least `MARGIN_NATS`; below that the judge
-abstains and the pipeline falls back to generation.
+best reading is returned when it beats the next by the margin its doubt needs (`margin_needed`:
+`MARGIN_NATS` for a reading of a marker wrap, `MARGIN_NATS_OTHER` for any other); below that the
+judge abstains and the pipeline falls back to generation.
 
 Scoring is one pass per reading. The prompt and the readings' common token prefix are computed
 once (the prefix contributes the same to every score, so it is left out of all of them), and each
