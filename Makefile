@@ -56,10 +56,13 @@ demo: setup
 	@out=$$(mktemp) && $(BIN)/fastapply apply examples/judged/rows.py --update examples/judged/update.py > $$out \
 		&& cat $$out && cmp -s $$out examples/judged/expected.py && echo "== equal to examples/judged/expected.py ==" \
 		|| { echo "== NOT equal to examples/judged/expected.py =="; rm -f $$out; exit 1; }; rm -f $$out
-	@echo "== examples/refused: one reading the checks doubt; engine auto: the model writes the file, drafted by it, checked like the merge's =="
-	@out=$$(mktemp) && $(BIN)/fastapply apply examples/refused/build-certificate.js --update examples/refused/update.js > $$out \
-		&& cat $$out && cmp -s $$out examples/refused/expected.js && echo "== equal to examples/refused/expected.js ==" \
-		|| { echo "== NOT equal to examples/refused/expected.js =="; rm -f $$out; exit 1; }; rm -f $$out
+	@echo "== examples/refused: one reading the checks doubt; engine auto: the model writes its own file, which is"
+	@echo "   not that reading (it drops the first lines, as the snippet does), so auto refuses and writes nothing (exit 1) =="
+	@cp examples/refused/build-certificate.js $(VENV)/demo-refused.js; \
+		$(BIN)/fastapply apply $(VENV)/demo-refused.js --update examples/refused/update.js --in-place; rc=$$?; \
+		if [ $$rc -eq 1 ] && cmp -s $(VENV)/demo-refused.js examples/refused/build-certificate.js; then \
+		echo "== refused (exit 1), the file untouched =="; rm -f $(VENV)/demo-refused.js; \
+		else echo "== expected a refusal with the file untouched (exit $$rc) =="; rm -f $(VENV)/demo-refused.js; exit 1; fi
 
 test: setup vscode-deps morph-clients-deps
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=15
