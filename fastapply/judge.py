@@ -38,7 +38,7 @@ from fastapply.merge.readings import MAX_READINGS
 from fastapply.types import ApplyError, ApplyRequest
 
 MODES = ("window", "whole")
-MODE = "window"  # measured against "whole" in evals/RESULTS.md: as exact, several times faster
+MODE = "window"  # against "whole" in evals/RESULTS.md: ten times faster; whole files, once past the context, cannot be judged
 # A reading is returned only when its score beats the next one's by a margin (nats) that depends on
 # the doubt that made the best reading (its `how`), calibrated on the shared dev sets' refusals and
 # our wrap-the-body table, then measured on held-out fuzz draws (evals/RESULTS.md "The judge").
@@ -52,8 +52,8 @@ MODE = "window"  # measured against "whole" in evals/RESULTS.md: as exact, sever
 MARGIN_NATS = 3.5  # the best reading is a reading of a marker wrap (WRAP_READING in its `how`)
 MARGIN_NATS_OTHER = float("inf")  # any other best reading (another placement, lines deleted, ...)
 WRAP_READING = "read as wrapped code"  # merge/lineplace.py's label for the wrap readings
-# Score what the snippet explains (log p under the snippet - log p under an empty one), not the
-# plain log-probability (measured against each other in evals/RESULTS.md).
+# Score what the snippet explains (log p under the snippet - log p under an empty one) instead of
+# the plain log-probability: off, it picked far worse (evals/RESULTS.md, "Which model judges").
 CONTRAST = False
 CONTEXT_LINES = 8  # shared lines kept on each side of the window where the readings differ
 SNIPPET_WHOLE_LINES = 80  # a snippet up to this long goes into a window prompt whole
@@ -131,8 +131,11 @@ def decide(scores: Sequence[float], threshold: float | Sequence[float]) -> tuple
         raise ValueError("the judge compares at least two readings")
     order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
     margin = scores[order[0]] - scores[order[1]]
-    needed = threshold if isinstance(threshold, (int, float)) else threshold[order[0]]
-    return order[0], margin, order[0] if margin >= needed and margin > 0 else None
+    return order[0], margin, order[0] if margin >= _needed(threshold, order[0]) and margin > 0 else None
+
+
+def _needed(threshold: float | Sequence[float], best: int) -> float:
+    return threshold if isinstance(threshold, (int, float)) else threshold[best]
 
 
 def common_prefix(seqs: Sequence[Sequence]) -> int:
@@ -145,20 +148,10 @@ def common_prefix(seqs: Sequence[Sequence]) -> int:
     return n
 
 
-def _common_suffix(seqs: Sequence[Sequence], stop: int) -> int:
-    """Length of the longest suffix every sequence shares, leaving their first `stop` items alone."""
-    n = min(len(s) for s in seqs) - stop
-    first = seqs[0]
-    for i in range(n):
-        if any(s[-1 - i] != first[-1 - i] for s in seqs[1:]):
-            return i
-    return max(n, 0)
-
-
 def window_input(original: str, update: str, readings: Sequence[str], context: int = CONTEXT_LINES,
                  snippet_whole: int = SNIPPET_WHOLE_LINES) -> JudgeInput:
     """The hunks where the readings differ, each with `context` shared lines on both sides; hunks
-    farther apart than `GAP_MIN_LINES` are joined by one gap line in the snippet's marker style
+    farther apart than twice `context` are joined by one gap line in the snippet's marker style
     (the same in every answer: the lines it stands for are the same in every reading). The
     original is cropped to the lines the hunks stand on in reading 1 (a line alignment), the
     snippet to the regions that touch them when it is longer than `snippet_whole` lines."""
@@ -318,6 +311,5 @@ def judge(scorer: Scorer, req: ApplyRequest, readings: Sequence[str], mode: str 
         scores = [s - n for s, n in zip(scores, null)]
         tokens += len(empty) + shared + scored
     best, margin, picked = decide(scores, threshold)
-    needed = threshold if isinstance(threshold, (int, float)) else threshold[best]
     return Verdict(tuple(scores), best, margin, picked, mode + ("+contrast" if contrast else ""), tokens,
-                   time.perf_counter() - t0, tuple(len(r) for r in rest), tuple(null), needed)
+                   time.perf_counter() - t0, tuple(len(r) for r in rest), tuple(null), _needed(threshold, best))

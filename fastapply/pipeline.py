@@ -64,16 +64,19 @@ def draft_sources(req: ApplyRequest, language: str | None,
     too_large = merge_too_large(req)
     if too_large:  # the model drafts from the original and the snippet alone
         notes.append(Finding("draft", "structural draft skipped: " + too_large, "info"))
-        return sources + prediction_source(req) + [("original", req.original), ("update", req.update)], notes
+        return sources + resync_sources(req), notes
     merge = merge or structural_merge(req.original, req.update, language, req.path)
     if merge.ok:
         sources.append(("structural", merge.text))
     else:
         notes.append(Finding("draft", "structural draft unavailable: " + "; ".join(merge.reasons), "info"))
         sources += [(f"reading {i + 1}", r.text) for i, r in enumerate(merge.readings)]
-    sources += prediction_source(req)
-    sources += [("original", req.original), ("update", req.update)]
-    return sources, notes
+    return sources + resync_sources(req), notes
+
+
+def resync_sources(req: ApplyRequest) -> list[tuple[str, str]]:
+    """The draft sources after the merge's own: the caller's prediction, the original, the snippet."""
+    return prediction_source(req) + [("original", req.original), ("update", req.update)]
 
 
 def prediction_source(req: ApplyRequest) -> list[tuple[str, str]]:
@@ -143,11 +146,9 @@ def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, 
                 return
             notes.append(judged)
             readings = [readings[i] for i in sorted(range(len(readings)), key=lambda i: -verdict.scores[i])]
-    sources = [(f"reading {i + 1}", text) for i, text in enumerate(readings)]
-    sources += prediction_source(req) + [("original", req.original), ("update", req.update)]
+    sources = [(f"reading {i + 1}", text) for i, text in enumerate(readings)] + resync_sources(req)
     result = None
-    own = _OwnTokens(should_stop)
-    own.stats = Stats()
+    own = _OwnTokens(should_stop, Stats())
     try:
         for ev in _model(get_model, model_lock, req, language, sources, notes, own.should_stop, own.stats):
             if isinstance(ev, ApplyResult):
@@ -182,16 +183,15 @@ class _OwnTokens:
     """`should_stop` for `auto`'s generation: the caller's, and true once the model has written more
     than `MAX_OWN_TOKENS` tokens no draft proposed (`Stats`: output minus accepted draft tokens)."""
 
-    def __init__(self, caller: ShouldStop | None):
+    def __init__(self, caller: ShouldStop | None, stats: Stats):
         self.caller = caller
-        self.stats: Stats | None = None
+        self.stats = stats
         self.tripped = False
 
     def should_stop(self) -> bool:
         if self.caller is not None and self.caller():
             return True
-        s = self.stats
-        self.tripped = s is not None and s.output_tokens - s.accepted_tokens > MAX_OWN_TOKENS
+        self.tripped = self.stats.output_tokens - self.stats.accepted_tokens > MAX_OWN_TOKENS
         return self.tripped
 
 

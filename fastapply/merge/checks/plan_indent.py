@@ -125,4 +125,3 @@ def reindented_copy_beside(plan: LinePlan) -> str | None:
                     "indentation right next to the original's, which stay: code moved into or out of a block, "
                     "with the old copies kept?")
     return None
-

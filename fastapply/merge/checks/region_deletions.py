@@ -8,7 +8,6 @@ a deletion far larger than the region, one next to a common anchor that may as w
 from __future__ import annotations
 
 import re
-
 from collections import Counter
 from difflib import SequenceMatcher
 
@@ -161,10 +160,11 @@ def implied_deletion_too_large(fit: RegionFit) -> str | None:
     stripped = [x.strip() for x in keys]
     everywhere = Counter(x.strip() for x in o)
     for j in (j1 - 1, j2):
-        if 0 <= j < len(keys) and (not is_trivial(keys[j]) and everywhere[stripped[j]] > 1 or
-                                   GENERIC_STATEMENT.match(stripped[j])):
-            why = "a statement any block may end with" if GENERIC_STATEMENT.match(stripped[j]) else \
-                "which occurs elsewhere too"
+        if not 0 <= j < len(keys):
+            continue
+        generic = GENERIC_STATEMENT.match(stripped[j])
+        if generic or (not is_trivial(keys[j]) and everywhere[stripped[j]] > 1):
+            why = "a statement any block may end with" if generic else "which occurs elsewhere too"
             return (f"region {fit.i + 1} shows {shown} lines but its placement would delete {deleted} original "
                     f"lines it does not show, up to `{stripped[j][:40]}`, {why}: refusing to guess")
     return None

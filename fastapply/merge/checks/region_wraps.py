@@ -60,10 +60,8 @@ def lone_statement_opener(fit: RegionFit) -> str | None:
     marker inside it: placed on an original copy of that line, its body elided, or a new block
     around the code the marker stands for? One line places it, and it says neither. (A definition's
     header alone before a marker, `class X {`, is the usual way to show where the rest goes.)"""
-    r = fit.region
-    code = [x for x in r.lines if not is_blank(x)]
-    if len(code) != 1 or not r.marker_after or r.after_indent is None or not opens_block(code[0], fit.lang) or \
-            len(r.after_indent) <= len(indent_of(code[0])) or not STATEMENT_OPENER.match(code[0].strip()):
+    code = [x for x in fit.region.lines if not is_blank(x)]
+    if len(code) != 1 or not _opener_then_deeper_marker(fit, code[0]):
         return None
     return (f"region {fit.i + 1} is only `{code[0].strip()[:40]}` and a marker inside it: the original's block "
             f"(line {fit.c.start + 1}) with its body elided, or a new block around the code the marker stands for?")
@@ -75,11 +73,9 @@ def opener_after_deleted_lines(fit: RegionFit) -> str | None:
     begins with before it (`thread.start()` between `def serve(...):` and the original's `try:`):
     those statements deleted and the original block's body elided, or a new block wrapped around
     the whole body, those statements included? (A new `try:` around a body that holds one.)"""
-    r, o = fit.region, fit.orig
-    code = [x for x in r.lines if not is_blank(x)]
-    if len(code) < 2 or not r.marker_after or r.after_indent is None or \
-            not STATEMENT_OPENER.match(code[-1].strip()) or not opens_block(code[-1], fit.lang) or \
-            len(r.after_indent) <= len(indent_of(code[-1])) or o[fit.end - 1].strip() != code[-1].strip():
+    o = fit.orig
+    code = [x for x in fit.region.lines if not is_blank(x)]
+    if len(code) < 2 or not _opener_then_deeper_marker(fit, code[-1]) or o[fit.end - 1].strip() != code[-1].strip():
         return None
     header, depth = code[-2], len(indent_of(code[-1]))
     if not opens_block(header, fit.lang) or len(indent_of(header)) >= depth:
@@ -91,6 +87,14 @@ def opener_after_deleted_lines(fit: RegionFit) -> str | None:
     return (f"region {fit.i + 1} shows `{code[-1].strip()[:40]}` right after `{header.strip()[:40]}` and a marker "
             f"inside it, placed on the original's (line {fit.end}), which deletes `{dropped[0].strip()[:40]}` "
             "before it: those statements deleted, or a new block around the whole body?")
+
+
+def _opener_then_deeper_marker(fit: RegionFit, line: str) -> bool:
+    """`line`, the region's last, is a statement that opens a block and the marker after the region
+    stands inside that block."""
+    r = fit.region
+    return bool(r.marker_after) and r.after_indent is not None and STATEMENT_OPENER.match(line.strip()) is not None \
+        and opens_block(line, fit.lang) and len(r.after_indent) > len(indent_of(line))
 
 
 def _opener_at_wrapped_level(fit: RegionFit) -> bool:
