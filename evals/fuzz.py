@@ -124,12 +124,41 @@ def merge_verdict(edit, limit_s: float) -> tuple[str, str | None, list[str]]:
     return ("exact" if res.merged == edit.expected else "silent_wrong"), res.merged, []
 
 
-def run_one(task: tuple[str, int, int, float, str]) -> dict:
-    pattern, seed, i, limit_s, data = task
+# `--broken-original`: a line that opens a block and is never closed, put above the original and
+# the expected file alike, so that tree-sitter fails on most of the file (`languages.unparsable`),
+# as on an original with a grammar gap or a missing `)` (the merge then places by line anchors
+# only and checks the bracket balance). A draw whose original still parses is not counted.
+# (Python and Go have none: tree-sitter recovers from every opener tried there but an unterminated
+# string, and a file that is one string checks nothing.)
+BROKEN_OPENER = {"javascript": "describe('broken', () => {\n", "typescript": "describe('broken', () => {\n",
+                 "tsx": "describe('broken', () => {\n", "jsx": "describe('broken', () => {\n",
+                 "rust": "fn broken() {\n", "java": "@Broken(\n"}
+
+
+def broken(edit):
+    """The edit with its original and expected file broken alike (BROKEN_OPENER), or None when the
+    original still parses."""
+    from dataclasses import replace as _replace
+
+    from fastapply.languages import parse, unparsable
+
+    head = BROKEN_OPENER.get(edit.language)
+    if head is None:
+        return None
+    out = _replace(edit, original=head + edit.original, expected=head + edit.expected)
+    tree = parse(edit.language, out.original)
+    return out if tree is not None and unparsable(tree, out.original) else None
+
+
+def run_one(task: tuple) -> dict:
+    pattern, seed, i, limit_s, data = task[:5]
+    broken_original = len(task) > 5 and task[5]
     if not _POOL:
         _POOL.update(load_sources(Path(data)))
     got = draw_case(pattern, seed, i, _POOL)
-    if got is None:
+    if got is not None and broken_original:
+        got = (got[0], broken(got[1]))
+    if got is None or got[1] is None:
         return {"pattern": pattern, "i": i, "verdict": "ungenerated"}
     src, edit = got
     t0 = time.perf_counter()
@@ -245,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show-wrong", type=int, default=5, help="wrong cases written out per pattern")
     ap.add_argument("--wrong-dir", default=None, help="where they go (default: next to --json, <stem>-wrong/)")
     ap.add_argument("--data", default=str(DATA), help="the shared evals folder")
+    ap.add_argument("--broken-original", action="store_true",
+                    help="break each original (and expected) with an unclosed opener above it (BROKEN_OPENER)")
     args = ap.parse_args(argv)
 
     names = args.patterns.split(",") if args.patterns else list(PATTERNS)
@@ -253,7 +284,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown pattern(s) {', '.join(unknown)}; use: {', '.join(PATTERNS)}")
     if not load_sources(Path(args.data)):
         ap.error(f"no originals under {args.data}")
-    tasks = [(p, args.seed, i, args.case_timeout, args.data) for p in names for i in range(args.per_pattern)]
+    tasks = [(p, args.seed, i, args.case_timeout, args.data, args.broken_original)
+             for p in names for i in range(args.per_pattern)]
     if args.jobs > 1:
         with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
             rows = _progress(pool.imap(run_one, tasks, chunksize=8), len(tasks))

@@ -148,16 +148,22 @@ def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, 
             readings = [readings[i] for i in sorted(range(len(readings)), key=lambda i: -verdict.scores[i])]
     sources = [(f"reading {i + 1}", text) for i, text in enumerate(readings)] + resync_sources(req)
     result = None
-    own = _OwnTokens(should_stop, Stats())
+    own = _OwnTokens(should_stop, Stats(), [r.text for r in merge.readings])
     try:
         for ev in _model(get_model, model_lock, req, language, sources, notes, own.should_stop, own.stats):
             if isinstance(ev, ApplyResult):
                 result = ev
             else:
+                if isinstance(ev, TextDelta):
+                    own.wrote(ev.text)
                 yield ev
     except ApplyError as e:
-        if e.code != "cancelled" or not own.tripped:
+        if e.code != "cancelled" or own.cancelled or not (own.tripped or own.departed):
             raise
+        if own.departed:
+            raise refusal(merge, "the structural merge refused and the model's file is none of its readings: ", [
+                f"the model departed from all {len(merge.readings)} reading(s) at character {len(own.text)}; "
+                "stopped there (`--show-readings` prints them)"]) from None
         raise refusal(merge, "the structural merge refused and the model went its own way: ", [
             f"the model wrote over {MAX_OWN_TOKENS} tokens that neither the readings, the original nor the snippet "
             "proposed; stopped (a merge needs few)"]) from None
@@ -168,8 +174,8 @@ def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, 
     # Where the merge named its readings, the model confirms one of them (it drafts from them, and
     # its greedy verification keeps a reading whole or departs from it). A file of its own there
     # was right in none of the shared dev sets' cases and wrong in one that passed every check
-    # (serde-rs/json fcb5e83e44ab: a `///` line), while the readings hold the expected file in
-    # 17 of hard_dev's 25 refusals (evals/RESULTS.md, "The judge and auto").
+    # (serde-rs/json fcb5e83e44ab: a `///` line), while the readings held the expected file in
+    # 17 of hard_dev's 25 refusals then (evals/RESULTS.md, "The judge and auto").
     if merge.readings and result.merged not in {r.text for r in merge.readings}:
         raise refusal(merge, "the structural merge refused and the model's file is none of its readings: ", [
             f"the model wrote a file other than the merge's {len(merge.readings)} reading(s); "
@@ -180,16 +186,32 @@ def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, 
 
 
 class _OwnTokens:
-    """`should_stop` for `auto`'s generation: the caller's, and true once the model has written more
-    than `MAX_OWN_TOKENS` tokens no draft proposed (`Stats`: output minus accepted draft tokens)."""
+    """`should_stop` for `auto`'s generation: the caller's; true once the model has written more
+    than `MAX_OWN_TOKENS` tokens no draft proposed (`Stats`: output minus accepted draft tokens);
+    and, where the merge named readings, true as soon as the text written so far begins none of
+    them. The file must then be one of them (below), and streamed text is a prefix of the final
+    file (`SpecEngine.text_events`), so a departure decides the request: stopping there changes no
+    answer and saves the rest of the file's decoding."""
 
-    def __init__(self, caller: ShouldStop | None, stats: Stats):
+    def __init__(self, caller: ShouldStop | None, stats: Stats, readings: list[str] | None = None):
         self.caller = caller
         self.stats = stats
+        self.readings = readings or []
+        self.text = ""
         self.tripped = False
+        self.departed = False
+        self.cancelled = False  # the caller asked to stop: that stays a cancel
+
+    def wrote(self, delta: str) -> None:
+        self.text += delta
+        if self.readings and not any(r.startswith(self.text) for r in self.readings):
+            self.departed = True
 
     def should_stop(self) -> bool:
         if self.caller is not None and self.caller():
+            self.cancelled = True
+            return True
+        if self.departed:
             return True
         self.tripped = self.stats.output_tokens - self.stats.accepted_tokens > MAX_OWN_TOKENS
         return self.tripped

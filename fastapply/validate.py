@@ -1,7 +1,8 @@
 """Safety checks on a merged file, used on the structural merge and on model output alike.
 
 Each check returns findings; severity "error" means the result must not be used.
-- parse: the merged file has more tree-sitter error nodes than the original.
+- parse: the merged file has more tree-sitter error nodes than the original; where the original
+  does not parse (mostly: `languages.unparsable`), also a bracket balance other than the original's.
 - empty_body: a function/class body that had statements is now empty (and the update did not say so).
 - large_deletion: much of the original vanished although the update marks code as kept.
 - marker_leak: an elision marker from the update ended up in the file.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from fastapply.languages import detect_language, error_count, parse, union
+from fastapply.languages import bracket_balance, detect_language, error_count, parse, union, unparsable
 from fastapply.markers import INLINE_MARKER, marker_flags
 from fastapply.merge.text import CLOSERS
 from fastapply.types import Finding
@@ -69,6 +70,10 @@ def validate(original: str, update: str, merged: str, language: str | None) -> l
         if e_merged > e_orig:
             findings.append(Finding("parse", f"the merged file has {e_merged} syntax error node(s); "
                                              f"the original has {e_orig}", "error"))
+        elif unparsable(t_orig, original) and bracket_balance(t_merged) != bracket_balance(t_orig):
+            findings.append(Finding("parse", "the original does not parse, and the merged file opens and closes "
+                                             f"brackets otherwise (open minus closed (), {{}}, []: "
+                                             f"{bracket_balance(t_orig)} -> {bracket_balance(t_merged)})", "error"))
         # empty bodies that the original did not have and the update did not ask for
         empty_before = _defs_with_empty_body(t_orig, original.encode("utf-8"))
         empty_after = _defs_with_empty_body(t_merged, merged.encode("utf-8"))

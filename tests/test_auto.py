@@ -106,3 +106,37 @@ def test_cli_writes_nothing_when_the_merge_and_the_model_both_fail(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode != 0 and "fastapply: error:" in r.stderr
     assert src.read_text() == ORIGINAL
+
+
+class LineByLineModel(FakeModel):
+    """Streams `text` a line at a time, asking `should_stop` before each line as a decode loop does
+    between verification passes; stopped, it raises what the engine raises."""
+
+    def generate(self, req, draft_texts, should_stop, stats):
+        self.calls.append(draft_texts)
+        self.lines_written = 0
+        for line in self.text.splitlines(keepends=True):
+            if should_stop is not None and should_stop():
+                raise ApplyError("cancelled", "stopped")
+            self.lines_written += 1
+            stats.output_tokens += 1
+            stats.accepted_tokens += 1
+            yield TextDelta(line)
+        yield self.text, []
+
+
+def test_auto_stops_the_model_where_it_departs_from_every_reading():
+    """The file must be a reading, and streamed text is the final file's prefix: the first line that
+    begins none of them decides the request, so the rest is never decoded."""
+    departs = ORIGINAL.replace("def f():\n    x = 1", "def f():\n    x = 9") + "# more\n" * 50
+    model = LineByLineModel(departs)
+    with pytest.raises(ApplyError) as e:
+        Applier(model_engine=model).apply(ApplyRequest(ORIGINAL, TIED, language="python"))
+    assert e.value.code == "refused" and any("departed from all" in r for r in e.value.reasons)
+    assert model.lines_written == 2  # `def f():`, then the line that departs
+
+
+def test_auto_lets_a_model_that_follows_a_reading_finish():
+    model = LineByLineModel(EXPECTED_TIED)
+    result = Applier(model_engine=model).apply(ApplyRequest(ORIGINAL, TIED, language="python"))
+    assert result.merged == EXPECTED_TIED and model.lines_written == len(EXPECTED_TIED.splitlines())

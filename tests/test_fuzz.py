@@ -70,3 +70,18 @@ def test_unknown_pattern_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as ei:
         fuzz.main(["--patterns", "nosuch"])
     assert ei.value.code == 2 and "nosuch" in capsys.readouterr().err
+
+
+def test_broken_original_breaks_the_original_and_the_expected_file_alike():
+    """`--broken-original`: an unclosed opener above both files, so that tree-sitter fails on most
+    of the original (the merge's line-anchor-only path); a language without one is not drawn."""
+    from fastapply.languages import parse, unparsable
+    from evals.fuzz_common import Edit
+
+    js = "function f() {\n  return 1;\n}\n\nfunction g() {\n  return 2;\n}\n"
+    edit = Edit("javascript", js, js.replace("return 2", "return 3"), "// ... existing code ...\n")
+    out = fuzz.broken(edit)
+    assert out is not None and out.original == fuzz.BROKEN_OPENER["javascript"] + js
+    assert out.expected == fuzz.BROKEN_OPENER["javascript"] + edit.expected and out.update == edit.update
+    assert unparsable(parse("javascript", out.original), out.original)
+    assert fuzz.broken(Edit("python", PY, PY, "x\n")) is None

@@ -235,12 +235,24 @@ class StrayingModel(FakeModel):
         yield "x" * 10_000, []
 
 
-def test_a_model_that_strays_from_every_draft_is_stopped_and_refused():
+def test_a_model_that_strays_from_every_reading_is_stopped_at_once_and_refused():
     model = StrayingModel("")
     with pytest.raises(ApplyError) as e:
         Applier(model_engine=model).apply(ApplyRequest(ORIGINAL, TIED, language="python"))
-    assert e.value.code == "refused" and "went its own way" in e.value.message and e.value.readings
+    assert e.value.code == "refused" and "none of its readings" in e.value.message and e.value.readings
+    assert any("departed from all" in r for r in e.value.reasons)
     assert len(model.calls) == 1
+
+
+def test_without_readings_a_model_that_strays_from_every_draft_is_stopped_and_refused():
+    """No reading to leave (the snippet matches nothing): the model is stopped once it has written
+    `MAX_OWN_TOKENS` tokens that no draft proposed."""
+    nothing = "# ... existing code ...\nnothing_like_it()\n# ... existing code ...\n"
+    assert not structural_merge(ORIGINAL, nothing, "python").readings
+    model = StrayingModel("")
+    with pytest.raises(ApplyError) as e:
+        Applier(model_engine=model).apply(ApplyRequest(ORIGINAL, nothing, language="python"))
+    assert e.value.code == "refused" and "went its own way" in e.value.message
 
 
 def test_the_callers_cancel_stays_a_cancel():

@@ -9,8 +9,8 @@ from dataclasses import replace
 
 from fastapply.languages import detect_language
 from fastapply.merge.core import merge
-from fastapply.merge.readings import refusal_readings
-from fastapply.merge.result import MergeResult, Reading
+from fastapply.merge.readings import lone_placement, read_all
+from fastapply.merge.result import CONFIDENCE_ONE_LEFT, MergeResult, Reading
 
 __all__ = ["MergeResult", "Reading", "structural_merge"]
 
@@ -27,4 +27,10 @@ def structural_merge(original: str, update: str, language: str | None = None, pa
     if result.ok:
         return replace(result, readings=(Reading(result.text, result.method or "merge"),))
     lang = result.language or detect_language(language, path, original)
-    return replace(result, readings=refusal_readings(original, update, lang, path))
+    found = read_all(original, update, lang, path)
+    lone = lone_placement(found, result.check, original, update, lang)
+    if lone is not None:  # the other placements define something twice: one reading is left
+        reading, why = lone
+        doubts = [why] + [f"the merge's doubt, answered so: {r}" for r in result.reasons]
+        return MergeResult(reading.text, CONFIDENCE_ONE_LEFT, doubts, lang, "line-anchor", readings=(reading,))
+    return replace(result, readings=found.kept)

@@ -25,7 +25,7 @@ from fastapply.merge.result import (
 from fastapply.merge.segment import split_regions
 from fastapply.merge.text import join_lines, key, occurrences, split_lines
 from fastapply.merge.tree import merge_marker_free
-from fastapply.merge.whole_defs import header_counts, original_definitions
+from fastapply.merge.whole_defs import defined_twice
 from fastapply.validate import validate
 
 
@@ -43,6 +43,7 @@ class _Edit:
     newline: str
     trailing: bool  # the original ends with a newline
     upd_trailing: bool  # ... and the snippet
+    broken: bool = False  # the original does not parse (mostly): placed by lines only, see `_read`
 
     def text(self, lines: list[str]) -> str:
         return join_lines(lines, self.newline, self.trailing or not self.orig_lines)
@@ -51,8 +52,8 @@ class _Edit:
         return [f.line() for f in validate(self.original, self.update, text, self.lang) if f.severity == "error"]
 
 
-def _refuse(reasons: list[str], lang: str | None, method: str = "") -> MergeResult:
-    return MergeResult(None, 0.0, reasons, lang, method)
+def _refuse(reasons: list[str], lang: str | None, method: str = "", check: str = "") -> MergeResult:
+    return MergeResult(None, 0.0, reasons, lang, method, check=check)
 
 
 def merge(original: str, update: str, language: str | None, path: str | None) -> MergeResult:
@@ -65,7 +66,7 @@ def merge(original: str, update: str, language: str | None, path: str | None) ->
 
     if edit.n_markers == 0 and _opens_more_than_it_closes(edit.update) and not _opens_more_than_it_closes(original):
         return _refuse(["the snippet has no markers and opens more `{` than it closes: cut off before its end?"], lang)
-    if edit.n_markers == 0:
+    if edit.n_markers == 0 and not edit.broken:
         by_tree = merge_marker_free(edit.orig_lines, edit.upd_lines, lang)
         if by_tree is not None and by_tree.ok:
             whole = _whole_file_reading(edit, by_tree)
@@ -78,14 +79,14 @@ def merge(original: str, update: str, language: str | None, path: str | None) ->
             bad = edit.errors(edit.text(by_lines.lines))
             if bad:  # the line placement breaks the file: let the member alignment try
                 by_lines = Placement(None, bad)
-        if not by_lines.ok:
+        if not by_lines.ok and not edit.broken:
             by_members = _by_members(edit, by_lines)
             if by_members is not None:
                 return by_members
     if not by_lines.ok and by_lines.doubt is not None:
         by_lines = _one_reading_left(edit, by_lines)
     if not by_lines.ok:
-        return _refuse(by_lines.reasons, lang, "line-anchor")
+        return _refuse(by_lines.reasons + _broken_note(edit), lang, "line-anchor", by_lines.check)
     if by_lines.reaches_end and edit.upd_trailing != edit.trailing and edit.orig_lines:
         # The snippet shows the file's last line but not its final-newline convention (snippets
         # rarely end in a newline): keep the file's, as an editor would, and say so.
@@ -93,16 +94,42 @@ def merge(original: str, update: str, language: str | None, path: str | None) ->
     return _checked(edit, by_lines, "line-anchor")
 
 
+def _broken_note(edit: _Edit) -> list[str]:
+    """A refusal's last reason where the original mostly fails to parse: the user may fix that."""
+    return [f"the original does not parse as {edit.lang}, so only line anchors could place the snippet"] \
+        if edit.broken else []
+
+
 def _one_reading_left(edit: _Edit, refused: Placement) -> Placement:
-    """A refusal whose doubt has two sides (lineplace.ONE_SIDED) where the other side fails
-    validation (deleting the unshown tail empties the file; the wide placement deletes most of it):
-    one reading survives the checks, and it is the answer. Otherwise the refusal stands."""
+    """A refusal whose doubt has known sides (lineplace.ONE_SIDED, `_after_wrap_doubt`) where every
+    other side fails validation (deleting the unshown tail empties the file; the wide placement
+    deletes most of it) or cannot be spliced (it overlaps another region): one reading survives the
+    checks, and it is the answer. Otherwise the refusal stands; so it does when the sides are places
+    of a region and the reading left deletes original code the snippet does not show: which copy of
+    its context bounds a deletion is the doubt itself, and the anchors may not have found every
+    copy (a fuzz seed's silent wrong: the expected file deleted up to a third copy of
+    ` * @returns {function}`)."""
     d = refused.doubt
-    bad = edit.errors(edit.text(d.other))
-    if not bad or edit.errors(edit.text(d.kept)):
+    if edit.errors(edit.text(d.kept)) or (d.places and _deletes_unshown(edit, d.kept)):
         return refused
-    return Placement(d.kept, [f"{d.reason} The other reading ({d.other_how}) fails validation ({bad[0]}): one "
-                              "reading is left"], CONFIDENCE_ONE_LEFT)
+    why = []
+    for side in d.others:
+        if side.lines is None:
+            why.append(f"the other reading ({side.how}) cannot be spliced ({side.unspliced})")
+            continue
+        bad = edit.errors(edit.text(side.lines))
+        if not bad:
+            return refused
+        why.append(f"the other reading ({side.how}) fails validation ({bad[0]})")
+    return Placement(d.kept, [f"{d.reason} " + "; ".join(why) + ": one reading is left"], CONFIDENCE_ONE_LEFT)
+
+
+def _deletes_unshown(edit: _Edit, lines: list[str]) -> bool:
+    """Does `lines` lack an original line (indentation aside: a wrap re-indents; blank lines aside;
+    counted) that the snippet does not show?"""
+    shown = {x.strip() for x, m in zip(edit.upd_lines, marker_flags(edit.upd_lines, edit.orig_lines)) if not m}
+    gone = Counter(x.strip() for x in edit.orig_lines if x.strip()) - Counter(x.strip() for x in lines if x.strip())
+    return any(x not in shown for x in gone)
 
 
 def _opens_more_than_it_closes(text: str) -> bool:
@@ -133,9 +160,10 @@ def _read(original: str, update: str, lang: str | None) -> _Edit | MergeResult:
     upd_lines, _, upd_trailing = split_lines(update)
 
     tree = parse(lang, original)
-    if tree is not None and original.strip() and unparsable(tree, original):
-        # An original that does not parse cannot be checked afterwards; refuse rather than guess.
-        return _refuse([f"the original does not parse as {lang}"], lang)
+    # An original tree-sitter mostly fails to parse (a grammar gap, or code broken before the edit)
+    # has no definitions to place by, and error counts check little in it: it is placed by line
+    # anchors only, and validate also compares its bracket balance (measured: RESULTS.md).
+    broken = tree is not None and bool(original.strip()) and unparsable(tree, original)
 
     upd_lines, problems = fill_inline_markers(upd_lines, orig_lines)
     flags = marker_flags(upd_lines, orig_lines)
@@ -146,7 +174,8 @@ def _read(original: str, update: str, lang: str | None) -> _Edit | MergeResult:
     regions, n_markers = split_regions(upd_lines, flags)
     if not regions:
         return _refuse(["the snippet has no content besides markers"], lang)
-    return _Edit(original, update, lang, orig_lines, upd_lines, regions, n_markers, newline, trailing, upd_trailing)
+    return _Edit(original, update, lang, orig_lines, upd_lines, regions, n_markers, newline, trailing, upd_trailing,
+                 broken)
 
 
 def _by_members(edit: _Edit, by_lines: Placement) -> MergeResult | None:
@@ -172,10 +201,14 @@ def _checked(edit: _Edit, placement: Placement, method: str) -> MergeResult:
     findings = validate(edit.original, edit.update, text, edit.lang)
     errors = [f.line() for f in findings if f.severity == "error"]
     if errors:
-        return _refuse(errors, edit.lang, method)
+        return _refuse(errors + _broken_note(edit), edit.lang, method)
     doubts = placement.reasons + [f.line() for f in findings]
     confidence = placement.confidence
     if any(f.severity == "warning" for f in findings):
+        confidence = min(confidence, CONFIDENCE_WARNING)
+    if edit.broken:
+        doubts.append(f"the original does not parse as {edit.lang}: placed by line anchors, checked by its "
+                      "bracket balance")
         confidence = min(confidence, CONFIDENCE_WARNING)
     return MergeResult(text, max(0.0, min(1.0, confidence)), doubts, edit.lang, method)
 
@@ -197,18 +230,10 @@ def _no_change_from_scattered_lines(edit: _Edit, merged: list[str]) -> str | Non
 def _defined_twice(edit: _Edit, merged: list[str]) -> str | None:
     """A marker-free snippet (whose definitions replace the original's by name) would leave a
     definition the original has once, by the same header line, there twice: the snippet's copy went
-    next to the old one instead of replacing it (cut before the definition's end). The snippet
-    would have to show it twice to mean it. (With markers, a copy added elsewhere is what the
-    snippet shows.)"""
-    if edit.lang is None:
-        return None
-    before = header_counts(original_definitions(edit.orig_lines, edit.lang))
-    after = header_counts(original_definitions(merged, edit.lang))
-    shown = Counter(x.strip() for x in edit.upd_lines)
-    for (path, name, header), n in after.items():
-        if n > before[(path, name, header)] >= 1 and shown[header] < 2:
-            return f"`{header[:60]}` would be in the file twice (the original has it once): misplaced?"
-    return None
+    next to the old one instead of replacing it (cut before the definition's end). (With markers,
+    see `readings.py`: a reading that does this is no reading.)"""
+    header = defined_twice(edit.orig_lines, edit.upd_lines, merged, edit.lang)
+    return f"`{header[:60]}` would be in the file twice (the original has it once): misplaced?" if header else None
 
 
 def snippet_readings(original: str, update: str, language: str | None, path: str | None) -> list[tuple[str, str]]:

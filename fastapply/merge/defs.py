@@ -31,6 +31,9 @@ class Definition:
     node_start: int  # first line of the definition proper (after attached comments)
     header: str  # first line of the definition proper, stripped
     node: object = field(repr=False, default=None)
+    # the stripped line that holds the name, which is the header unless attributes or modifiers
+    # stand above it on their own lines (Java's `@SuppressWarnings(...)` before `public ... f(...) {`)
+    signature: str = ""
     members: list["Definition"] = field(default_factory=list, repr=False)
     body: object = field(repr=False, default=None)  # the node holding the members (class body, ...)
 
@@ -40,7 +43,9 @@ def same_definitions(u: Definition, pool: list[Definition]) -> list[Definition]:
     header line if any has it)."""
     same = [o for o in pool if o.kind == u.kind and o.name == u.name]
     if len(same) > 1:
-        same = [o for o in same if o.header == u.header] or same
+        # the same header line; else (an annotation added or dropped above it) the same name line
+        same = [o for o in same if o.header == u.header] or \
+            [o for o in same if u.signature and o.signature == u.signature] or same
     return same
 
 
@@ -255,10 +260,20 @@ def _as_definition(node, src: bytes) -> Definition | None:
     line_start = src.rfind(b"\n", 0, inner.start_byte) + 1
     line_end = src.find(b"\n", inner.start_byte)
     header = src[line_start:line_end if line_end >= 0 else len(src)].decode("utf-8", "replace").strip()
-    d = Definition(kind, name, start, start, _end_row(node), row, header, node)
+    d = Definition(kind, name, start, start, _end_row(node), row, header, node, _line_of(inner, src) or header)
     d.body = _body(inner) if kind in ("type", "impl", "test") else None
     d.members = _collect_in(d.body or inner, src) if kind in ("type", "impl", "test") else []
     return d
+
+
+def _line_of(inner, src: bytes) -> str:
+    """The stripped line that holds the definition's name node ("" without one)."""
+    name = inner.child_by_field_name("name")
+    if name is None:
+        return ""
+    a = src.rfind(b"\n", 0, name.start_byte) + 1
+    b = src.find(b"\n", name.start_byte)
+    return src[a:b if b >= 0 else len(src)].decode("utf-8", "replace").strip()
 
 
 def _body(node):

@@ -14,6 +14,7 @@ from fastapply.merge.checks import FILE_CHECKS, REGION_CHECKS, LinePlan, RegionF
 from fastapply.merge.edge_lines import consume_back, consume_forward
 from fastapply.merge.result import (
     OneSidedDoubt,
+    OtherSide,
     CONFIDENCE_LINES_CLEAR,
     CONFIDENCE_LINES_CLOSE,
     CONFIDENCE_LINES_TIGHT,
@@ -25,7 +26,8 @@ from fastapply.merge.result import (
 from fastapply.merge.splice import apply_edits
 from fastapply.merge.text import CLOSERS, indent_of, is_blank
 from fastapply.merge.unanchored import bracket_delta, place_unanchored
-from fastapply.merge.wrap import Wrap, apply_wraps, block_end, last_statement, wrap_reading
+from fastapply.merge.wrap import Wrap, apply_wraps, wrap_reading
+from fastapply.merge.wrap_regions import after_wrapped_block, takes_from_wrapped_code
 from fastapply.merge.whole_defs import extend_to_whole_definition, original_definitions
 
 Span = tuple[int, int, list[str]]  # (original start, end exclusive, replacement lines)
@@ -44,8 +46,78 @@ def merge_lines(regions: list[Region], orig: list[str], partial_ok: bool = False
     wrapped = _place_check_splice(reading[0], orig, partial_ok, lang, (regions, reading[1]))
     if wrapped.ok:
         return wrapped
-    # (no one-sided doubt here: the wrap reading is a second side of its own)
-    return Placement(None, placed.reasons + [f"read as wrapped code: {r}" for r in wrapped.reasons], final=placed.final)
+    # The wrap reading is a second side of its own, so the first one's doubt is two-sided no more;
+    # unless the wrap reading cannot be spliced at all (then it is no reading).
+    doubt = placed.doubt if placed.doubt is not None and not _splices(reading[0], orig, partial_ok, lang,
+                                                                       (regions, reading[1])) else None
+    if doubt is None and placed.doubt is None:
+        doubt = _after_wrap_doubt(reading[0], (regions, reading[1]), orig, partial_ok, lang)
+    return Placement(None, placed.reasons + [f"read as wrapped code: {r}" for r in wrapped.reasons], final=placed.final,
+                     doubt=doubt, check=placed.check)
+
+
+def _after_wrap_doubt(regions: list[Region], wrap, orig: list[str], partial_ok: bool,
+                      lang: str | None) -> OneSidedDoubt | None:
+    """Under the wrap reading, the regions right after a marker wrap match nothing in the original
+    (`} catch (err) {` and a new `return []`; `}` and a fallback `return`), or where the lines of
+    one of them pair it replaces the wrapped code's last line without showing it as written
+    (`takes_from_wrapped_code`): their place is where the wrapped code ends, and every check runs
+    on that splice. The other sides (each such region before the block's last statement, which then
+    stays after the new block; and the region where its lines pair, unchecked) go to the caller to
+    validate, as for `ONE_SIDED` doubts: when none is a valid file, one reading is left."""
+    placed = [replace(r, candidates=[]) for r in regions]
+    choice, _, error = _place_regions(placed, orig, partial_ok)
+    if error is not None:
+        choice = _cheapest_in_order(placed)
+        if choice is None:
+            return None
+    targets = [i for i, c in enumerate(choice) if c is None]
+    others = []
+    if targets:
+        reason = f"region {targets[0] + 1} of the snippet matches nothing in the original; read after the wrapped code."
+    else:
+        base = _splice(placed, orig, choice, partial_ok, lang, wrap, None)
+        # (only the wrap's own doubt has these sides: a tie between places, or a deletion next to a
+        # common line, is a doubt of its own; held-out fuzz draws took them for this one)
+        if not isinstance(base, Refusal) or base.check != "takes_from_wrapped_code":
+            return None
+        targets, reason = [base.region], base.reason
+        others.append(_side(placed, orig, choice, partial_ok, lang, wrap, Variant()))
+    for i in targets:
+        w = _wrap_before(i, wrap)
+        first = next((x for x in wrap[0][i].lines if not is_blank(x)), None)
+        # (a region that starts at the marker's depth shows the wrapped code's last lines: its own)
+        if w is None or first is None or len(indent_of(first)) >= len(w.level + w.extra):
+            return None
+    kept = _splice(placed, orig, choice, partial_ok, lang, wrap,
+                   Variant(after_wrap=tuple((i, "beside") for i in targets)), checked=True)
+    if isinstance(kept, Refusal):
+        return None
+    # Where the wrapped code ends is pinned only when the region's last lines are the original's
+    # right there, as written (the function's `}`): a lone `}` with a marker after it may close
+    # the new block anywhere before that.
+    if any(kept[1].spans[i][1] <= kept[1].spans[i][0] for i in targets):
+        return None
+    for at in ("end", "before_last"):  # (lines shown after the closer read as the wrapped code's own, moved out)
+        side = _side(placed, orig, choice, partial_ok, lang, wrap, Variant(after_wrap=tuple((i, at) for i in targets)))
+        if side.lines != kept[0]:
+            others.append(side)
+    # (a side that is no file for want of a place says nothing of whether it was meant: only one
+    # whose placement runs into another region's is no reading; as in `_one_sided`)
+    if any(s.lines is None and "overlap" not in s.unspliced for s in others):
+        return None
+    return OneSidedDoubt(reason, kept[0], tuple(others))
+
+
+def _splices(regions: list[Region], orig: list[str], partial_ok: bool, lang: str | None, wrap) -> bool:
+    """Does this reading give a file at all, checks aside (as `line_readings` splices it)?"""
+    placed = [replace(r, candidates=[]) for r in regions]
+    choice, _, error = _place_regions(placed, orig, partial_ok)
+    if error:
+        choice = _cheapest_in_order(placed)
+        if choice is None:
+            return False
+    return not isinstance(_splice(placed, orig, choice, partial_ok, lang, wrap, Variant()), Refusal)
 
 
 @dataclass(frozen=True)
@@ -69,9 +141,11 @@ class Variant:
     choice: tuple[tuple[int, Candidate], ...] = ()  # (region index, another of its candidates)
     unpaired: frozenset[tuple[int, str]] = frozenset()  # (anchored region, "lead" | "trail") inserted, not paired
     unanchored_at: tuple[tuple[int, str], ...] = ()  # (unanchored region, "start" | "end" of the lines it pairs)
-    # (region right after a marker wrap, "end" | "before_last"): placed after the whole wrapped block,
-    # or before its last statement, instead of where its lines pair (wrap.py); (FINAL_WRAP,
-    # "before_last"): the snippet's final wrap leaves its block's last statement out
+    # (region right after a marker wrap, "end" | "beside" | "before_last"): placed after the whole
+    # wrapped block, or before its last statement, instead of where its lines pair (wrap.py); "end"
+    # reads lines it shows right after its closer that end the wrapped code as those lines, moved out
+    # of the block, "beside" as new lines; (FINAL_WRAP, "before_last"): the snippet's final wrap
+    # leaves its block's last statement out
     after_wrap: tuple[tuple[int, str], ...] = ()
     separator_flipped: frozenset[int] = frozenset()  # regions whose blank line after new definitions is flipped
     head_deleted: bool = False
@@ -83,7 +157,8 @@ class Variant:
         parts += [f"region {i + 1} added {'before' if at == 'start' else 'after'} the lines it resembles"
                   for i, at in self.unanchored_at]
         parts += [(f"region {i + 1} after the wrapped code" if i >= 0 else "the snippet's last new block") +
-                  (", its last statement left out of the block" if at == "before_last" else "")
+                  {"before_last": ", its last statement left out of the block",
+                   "beside": ", all its lines new"}.get(at, "")
                   for i, at in self.after_wrap]
         parts += [f"region {i + 1}'s blank line after its new code flipped" for i in sorted(self.separator_flipped)]
         parts += ["the lines above it deleted"] * self.head_deleted + ["the lines below it deleted"] * self.tail_deleted
@@ -98,10 +173,11 @@ def _place_check_splice(regions: list[Region], orig: list[str], partial_ok: bool
         return Placement(None, ["the snippet has no content besides markers"])
     choice, margin, error = _place_regions(regions, orig, partial_ok)
     if error:
-        return Placement(None, [error])
+        return Placement(None, [error], check="ambiguous_placement" if error.startswith("ambiguous placement") else "")
     read = _splice(regions, orig, choice, partial_ok, lang, wrap, None)
     if isinstance(read, Refusal):
-        return Placement(None, [read.reason], doubt=_one_sided(read, regions, orig, choice, partial_ok, lang, wrap))
+        return Placement(None, [read.reason], doubt=_one_sided(read, regions, orig, choice, partial_ok, lang, wrap),
+                         check=read.check)
     out, plan, fuzzy = read
     kept_edges = (plan.head or plan.tail) and plan.loose
     confidence, doubts = _confidence(margin, fuzzy, kept_edges)
@@ -119,43 +195,72 @@ def _skipped(skip: tuple[str, int | None] | None, region: int | None) -> frozens
 
 def _one_sided(refused: Refusal, regions: list[Region], orig: list[str], choice: list[Candidate | None],
                partial_ok: bool, lang: str | None, wrap) -> OneSidedDoubt | None:
-    """For a doubt with exactly two sides (`ONE_SIDED`: keep or delete the unshown head or tail; the
-    cheapest placement or the one that keeps the context together), the placement with that check
-    passed over (every other check still run) and the other side, as lines, for the caller to
-    validate: when the other side fails validation, one reading survives and is the answer."""
+    """For a doubt whose sides are known (`ONE_SIDED`: keep or delete the unshown head or tail; the
+    cheapest placement or another, such as the one that keeps the context together), the placement
+    with that check passed over (every other check still run) and the other sides, as lines, for
+    the caller to validate: when every other side fails validation, one reading survives and is the
+    answer."""
     other = ONE_SIDED.get(refused.check)
     if other is None:
         return None
-    variant = other(refused.region, regions)
-    if variant is None:
+    variants = other(refused.region, regions, choice)
+    if not variants:
         return None
     kept = _splice(regions, orig, choice, partial_ok, lang, wrap, None, skip=(refused.check, refused.region))
-    alternative = _splice(regions, orig, choice, partial_ok, lang, wrap, variant)
-    if isinstance(kept, Refusal) or isinstance(alternative, Refusal):
+    if isinstance(kept, Refusal):
         return None
-    return OneSidedDoubt(refused.reason, kept[0], alternative[0], variant.how())
+    sides = tuple(_side(regions, orig, choice, partial_ok, lang, wrap, v) for v in variants)
+    # (an other side that is no file because its placement runs into the region before it counts as
+    # failing: serde-rs/json raw.rs, a new `impl` block whose context is the old block's head)
+    if any(s.lines is None and "overlap" not in s.unspliced for s in sides):
+        return None
+    return OneSidedDoubt(refused.reason, kept[0], sides, places=other is _other_places)
 
 
-def _widest(i: int | None, regions: list[Region]) -> Variant | None:
+def _side(regions: list[Region], orig: list[str], choice: list[Candidate | None], partial_ok: bool,
+          lang: str | None, wrap, variant: Variant) -> OtherSide:
+    read = _splice(regions, orig, choice, partial_ok, lang, wrap, variant)
+    if isinstance(read, Refusal):
+        return OtherSide(variant.how(), None, read.reason)
+    return OtherSide(variant.how(), read[0])
+
+
+def _other_places(i: int | None, regions: list[Region], choice: list[Candidate | None]) -> list[Variant]:
+    """Every other placement of region i the anchors found (the one that keeps the context together
+    first, then the cheaper and the dearer ones, at most `OTHER_PLACES`): a fuzz seed's silent wrong
+    came from weighing only the first, when the expected file was a third."""
     r = regions[i] if i is not None else None
-    return None if r is None or r.widest is None else Variant(choice=((i, r.widest),))
+    if r is None or r.widest is None:
+        return []
+    c = choice[i]
+    out: list[Candidate] = [r.widest]
+    for x in r.candidates + r.dearer:
+        if x is not c and all((x.start, x.end) != (y.start, y.end) for y in out) and \
+                (c is None or (x.start, x.end) != (c.start, c.end)):
+            out.append(x)
+    return [Variant(choice=((i, x),)) for x in out[:OTHER_PLACES]]
 
 
-# Checks whose doubt has exactly two sides, and the Variant that reads the other one.
+OTHER_PLACES = 8  # each is spliced and validated: a few milliseconds apiece
+
+# Checks whose doubt has known sides, and the Variants that read the others.
 ONE_SIDED = {
-    "unmarked_head": lambda i, regions: Variant(head_deleted=True),
-    "unmarked_tail": lambda i, regions: Variant(tail_deleted=True),
-    "context_split": _widest,
+    "unmarked_head": lambda i, regions, choice: [Variant(head_deleted=True)],
+    "unmarked_tail": lambda i, regions, choice: [Variant(tail_deleted=True)],
+    "context_split": _other_places,
 }
 
 
 def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | None], partial_ok: bool,
             lang: str | None, wrap: tuple[list[Region], list[Wrap]] | None,
-            variant: Variant | None, skip: tuple[str, int | None] | None = None) -> tuple[list[str], LinePlan, int] | Refusal:
+            variant: Variant | None, skip: tuple[str, int | None] | None = None,
+            checked: bool | None = None) -> tuple[list[str], LinePlan, int] | Refusal:
     """The placed regions spliced into the original: (lines, plan, edge lines matched by
     similarity), or the reason it fails. `variant=None` runs every check (the merge's own answer);
     a Variant skips them and reads the snippet its way (a reading, for the judge); `skip` is one
-    check passed over: (its name, the region it judges, or None for a file check)."""
+    check passed over: (its name, the region it judges, or None for a file check); `checked` runs
+    the checks on a Variant too."""
+    check = variant is None if checked is None else checked
     spans: list[Span] = []
     fuzzy = 0  # edge lines matched by similarity rather than equality
     alt = dict(variant.choice) if variant else {}
@@ -167,7 +272,7 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
         next_start = next((choice[j].start for j in range(i + 1, len(regions)) if choice[j] is not None), len(orig))
         w = _wrap_before(i, wrap)
         if i in after_wrap and w is not None:
-            placed = _after_wrapped_block(r.lines, orig, prev_end, next_start, w, after_wrap[i])
+            placed = after_wrapped_block(r.lines, orig, prev_end, next_start, w, after_wrap[i])
             if isinstance(placed, str):
                 return Refusal(placed)
             span, f = placed
@@ -185,7 +290,7 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
                 return Refusal(f"region {i + 1} overlaps the region before it")
             fit = _fit(i, regions, c, orig, prev_end, next_start, partial_ok, lang, wrap is not None and
                        regions[i].lines is not wrap[0][i].lines)
-            if variant is None:
+            if check:
                 found = named_refusal(REGION_CHECKS, fit, _skipped(skip, i))
                 if found:
                     return Refusal(found[1], found[0], i)
@@ -195,7 +300,7 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
             if variant and i in variant.separator_flipped:
                 sep = [] if sep else _blank_if_new_code_meets(fit)
             span, f = (start, end, list(c.lines) + sep), fit.fuzzy
-        if variant is None and w is not None:
+        if check and w is not None and i not in after_wrap:
             refusal = takes_from_wrapped_code(i, wrap[0][i].lines, span, orig, prev_end, next_start, w)
             if refusal:
                 return Refusal(refusal, "takes_from_wrapped_code", i)
@@ -207,16 +312,17 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
     spans = _whole_definitions(spans, regions, orig, defs, lang, not partial_ok and not loose)
     if wrap is not None:
         final_end = dict(variant.after_wrap).get(FINAL_WRAP, "block") if variant else "block"
-        rewrapped = apply_wraps(spans, wrap[0], regions, wrap[1], orig, final_end)
+        beside = frozenset(i - 1 for i, at in after_wrap.items() if at == "beside")
+        rewrapped = apply_wraps(spans, wrap[0], regions, wrap[1], orig, final_end, beside)
         if isinstance(rewrapped, str):
             return Refusal(rewrapped)
         spans = rewrapped
     plan = LinePlan(spans, regions, orig, defs, partial_ok, loose, lang, wrapped=wrap is not None)
-    if variant is None:
+    if check:
         found = named_refusal(FILE_CHECKS, plan, _skipped(skip, None))
         if found:
             return Refusal(found[1], found[0])
-    else:
+    if variant is not None:
         if variant.head_deleted and spans:
             spans[0] = (0, spans[0][1], spans[0][2])
         if variant.tail_deleted and spans:
@@ -267,7 +373,7 @@ def _variants(regions: list[Region], orig: list[str], choice: list[Candidate | N
     out = [base]
     for i, (r, c) in enumerate(zip(regions, choice)):
         if _wrap_before(i, wrap) is not None:
-            out += [Variant(after_wrap=((i, "end"),)), Variant(after_wrap=((i, "before_last"),))]
+            out += [Variant(after_wrap=((i, at),)) for at in ("end", "beside", "before_last")]
         if c is None:
             out += [Variant(unanchored_at=((i, "start"),)), Variant(unanchored_at=((i, "end"),))]
             continue
@@ -291,79 +397,6 @@ def _variants(regions: list[Region], orig: list[str], choice: list[Candidate | N
 def _wrap_before(i: int, wrap) -> Wrap | None:
     """The marker wrap right before region i (under the wrap reading), if any."""
     return next((w for w in wrap[1] if w.i == i - 1), None) if wrap is not None and i > 0 else None
-
-
-def _after_wrapped_block(lines: list[str], orig: list[str], lo: int, hi: int, w: Wrap,
-                         at: str) -> tuple[tuple[int, int, list[str]], int] | str:
-    """The region right after a marker wrap, as a reading: inserted where the wrapped code ends (the
-    rest of its block; the region's later lines then pair with the original's from there, such as
-    the function's `}`), or ("before_last") before that block's last statement, which stays after
-    the new block (`return rows`)."""
-    end = block_end(orig, lo, w.level, hi)
-    if end <= lo:
-        return "the wrapped code is empty"
-    if at == "before_last":
-        last = last_statement(orig, lo, end, w.level)
-        if last is None or last <= lo:
-            return "the wrapped code has no last statement to leave out"
-        blanks = 0  # (the region's blank lines before its marker go with the marker)
-        while blanks < len(lines) and is_blank(lines[len(lines) - 1 - blanks]):
-            blanks += 1
-        return (last, last, list(lines[:len(lines) - blanks])), 0
-    stop, _ = consume_forward(lines, orig, end, hi)
-    if stop == end:  # `} else {` ... `}` `}`: the region's last lines close what the original closes there
-        stop = end + _closing_suffix(lines, orig, end, hi)
-    return (end, stop, list(lines)), 0
-
-
-def _closing_suffix(lines: list[str], orig: list[str], at: int, hi: int) -> int:
-    """How many of the original's lines from `at` the region's last lines are, as written (the
-    function's `}` after a new `else` branch): the most such lines, at least one not blank."""
-    best = 0
-    for n in range(1, min(len(lines), hi - at) + 1):
-        tail = lines[len(lines) - n:]
-        if all(x.rstrip() == o.rstrip() for x, o in zip(tail, orig[at:at + n])) and \
-                any(not is_blank(x) for x in tail):
-            best = n
-    return best
-
-
-CONTINUATIONS = ("else", "elif", "except", "catch", "finally")  # lines that go on with the block before them
-
-
-def takes_from_wrapped_code(i: int, lines: list[str], span: Span, orig: list[str], lo: int, hi: int,
-                            w: Wrap) -> str | None:
-    """The region right after a marker wrap replaces lines of the block the wrap takes (from the
-    marker to the block's end) that it does not show as written: the handler's `return []` paired
-    with the body's `return rows`, an `else` branch's `Ok(())` anchored on the body's own at another
-    depth. That line is either edited (and left out of the new block) or kept (the region's line is
-    new, after or inside the block): refused, with the readings (wrap.py's `block_end`)."""
-    end = block_end(orig, lo, w.level, hi)
-    # (only the region's head can show the block's lines: its lines before the first one that
-    # leaves the block; a `return q` further down, in the next method, shows nothing here)
-    head = []
-    for x in lines:
-        if not is_blank(x) and (len(indent_of(x)) < len(w.level) or not x.startswith(w.level)):
-            break
-        head.append(x)
-    as_written = {x.rstrip() for x in head}
-    lowered = set()
-    for x in lines:  # the region's first lines inside the new block show the wrapped code's last ones
-        if not is_blank(x) and not x.startswith(w.level + w.extra):
-            break
-        lowered.add(x[len(w.extra):].rstrip())
-
-    def shown(x: str) -> bool:
-        # (a branch line such as `else:` written at the block's level goes on with the new block as
-        # much as with the wrapped code; shown one level deeper, it is the wrapped code's)
-        branch = x.strip().lstrip("}").strip().startswith(CONTINUATIONS)
-        return x.rstrip() in lowered or (x.rstrip() in as_written and not branch)
-
-    odd = next((x for x in orig[span[0]:min(span[1], end)] if not is_blank(x) and not shown(x)), None)
-    if odd is None:
-        return None
-    return (f"region {i + 1} replaces `{odd.strip()[:40]}`, which ends the code the new block wraps, without showing "
-            "it as written: an edit of that line (left out of the block), or a new line beside it (kept in the block)?")
 
 
 def _cheapest_in_order(regions: list[Region]) -> list[Candidate | None] | None:

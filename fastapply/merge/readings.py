@@ -5,17 +5,39 @@ choosing between are still concrete files: a judge (a model scoring each under i
 may pick one, and a user is shown where they differ. Each reading is a splice of the snippet into
 the original that passes `fastapply.validate` (so it parses no worse and leaks no marker); the
 list is deduplicated, best (cheapest) first, and capped (`MAX_READINGS`).
+
+A splice that leaves a definition the original has once there twice (the snippet restates it, and
+its copy went next to the old one instead of replacing it) is no reading. When that leaves one
+line-anchor reading of where the snippet goes, the others dropped for it, and that reading deletes
+no definition the snippet never names, the merge answers with it (`lone_placement`): the snippet
+restated a definition, and only one place replaces it.
 """
 
 from __future__ import annotations
+
+import re
+from dataclasses import dataclass
 
 from fastapply.markers import marker_flags
 from fastapply.merge.candidates import candidate_texts
 from fastapply.merge.core import snippet_readings
 from fastapply.merge.result import Reading
+from fastapply.merge.whole_defs import defined_twice, deletes_unnamed_definition
 from fastapply.validate import validate
 
 MAX_READINGS = 8  # a judge scores each one: more would cost seconds each on a CPU
+
+
+# The `how` of a line-anchor reading that differs from the others only in where a region goes
+# (lineplace names them so); edge, wrap, head and tail readings carry doubts of their own, and the
+# candidate placements (candidates.py) may splice a region anywhere it resembles.
+_PLACEMENT = re.compile(r"as placed|region \d+ at line \d+")
+
+
+@dataclass(frozen=True)
+class Readings:
+    kept: tuple[Reading, ...]  # validated, deduplicated, best first, capped
+    twice: tuple[tuple[str, str], ...] = ()  # (how, header) of each splice dropped for a definition twice
 
 
 def refusal_readings(original: str, update: str, language: str | None, path: str | None = None,
@@ -23,11 +45,19 @@ def refusal_readings(original: str, update: str, language: str | None, path: str
     """The readings of a snippet the merge refused, each validated, first as the merge placed it; at
     most `limit`. The line-anchor readings first (they know wraps, edges, head and tail), then the
     candidate placements (`candidates.py`), which also cover marker-free snippets."""
+    return read_all(original, update, language, path, limit).kept
+
+
+def read_all(original: str, update: str, language: str | None, path: str | None = None,
+             limit: int = MAX_READINGS) -> Readings:
+    """`refusal_readings`, with the splices dropped because they define something twice."""
     found = snippet_readings(original, update, language, path)
     found += [("cheapest placement" if i == 0 else f"placement {i + 1}", t)
               for i, t in enumerate(candidate_texts(original, update, limit=limit))]
     out: list[Reading] = []
+    twice: list[tuple[str, str]] = []
     seen = {original}
+    orig_lines, upd_lines = original.splitlines(), update.splitlines()
     for how, text in found:
         if text in seen:
             continue
@@ -35,10 +65,40 @@ def refusal_readings(original: str, update: str, language: str | None, path: str
         if not splices_snippet(original, update, text) or \
                 any(f.severity == "error" for f in validate(original, update, text, language)):
             continue
+        header = defined_twice(orig_lines, upd_lines, text.splitlines(), language)
+        if header is not None:
+            twice.append((how, header))
+            continue
         out.append(Reading(text, how))
         if len(out) == limit:
             break
-    return tuple(out)
+    return Readings(tuple(out), tuple(twice))
+
+
+# The checks whose doubt is only where a region goes (`checks/region_copies.py`, and two places
+# that tie): the readings of that doubt are placements, so dropping all but one answers it. Other
+# doubts (attributes deleted or left out, blank lines, deletions) have readings the list lacks.
+PLACEMENT_CHECKS = frozenset({"ambiguous_placement", "contested", "context_split", "tied_alternative",
+                              "rests_on_repeated_lines", "repeated_edge", "added_line_at_other_anchor",
+                              "edge_run_longer_elsewhere"})
+
+
+def lone_placement(found: Readings, check: str, original: str, update: str,
+                   language: str | None) -> tuple[Reading, str] | None:
+    """A refusal by a placement doubt (`check`), one reading left, a line-anchor placement, and at
+    least one other dropped because it would leave a definition twice: (the reading, why). Not when
+    that reading deletes a definition the snippet never names: the readings are the places the
+    anchors found, which may not hold the file meant, and a lone survivor that drops whole
+    functions or tests was wrong on held-out fuzz draws (RESULTS.md). A lone edge, wrap, head or
+    tail reading keeps its own doubt and is refused."""
+    if check not in PLACEMENT_CHECKS or len(found.kept) != 1 or not found.twice or \
+            not _PLACEMENT.fullmatch(found.kept[0].how) or \
+            deletes_unnamed_definition(original.splitlines(), update.splitlines(), found.kept[0].text.splitlines(),
+                                       language) is not None:
+        return None
+    how, header = found.twice[0]
+    return found.kept[0], (f"one reading is left ({found.kept[0].how}): {len(found.twice)} other(s), such as "
+                           f"{how}, would leave `{header[:60]}` in the file twice (the original has it once)")
 
 
 def splices_snippet(original: str, update: str, text: str) -> bool:

@@ -23,6 +23,7 @@ class MergeResult:
     # The files the merge was choosing between (each a valid splice of the snippet that passes
     # validation), best first. One when it answers; on a refusal, what a judge may pick from.
     readings: tuple[Reading, ...] = ()
+    check: str = ""  # the named check whose doubt refused it (line anchors), if one did
 
     @property
     def ok(self) -> bool:
@@ -30,15 +31,27 @@ class MergeResult:
 
 
 @dataclass(frozen=True)
+class OtherSide:
+    """One other reading of a doubt: its lines (unchecked), or None when it cannot be spliced at all
+    (`unspliced` says why: its placement overlaps another region's)."""
+
+    how: str
+    lines: list[str] | None
+    unspliced: str = ""
+
+
+@dataclass(frozen=True)
 class OneSidedDoubt:
-    """A refusal whose doubt has two sides: the placement with that check passed over (`kept`, every
-    other check passed) and the other reading (`other`, unchecked). The caller validates `other`:
-    when it fails validation, `kept` is the one reading that survives."""
+    """A refusal whose doubt has a known set of sides: the placement with that check passed over
+    (`kept`, every other check passed) and the other readings (`others`). The caller validates
+    them: when none is a valid file, `kept` is the one reading that survives."""
 
     reason: str
     kept: list[str]
-    other: list[str]
-    other_how: str
+    others: tuple[OtherSide, ...]
+    # the sides are places of a region the anchors found, which may not be all of its places: then
+    # `kept` may not delete original code the snippet does not show (core._one_reading_left)
+    places: bool = False
 
 
 @dataclass
@@ -52,6 +65,7 @@ class Placement:
     final: bool = False  # a refusal the next strategy must not override
     reaches_end: bool = False  # the last region replaces the end of the file (its final newline is the snippet's)
     doubt: OneSidedDoubt | None = None  # a refusal whose other side may fail validation
+    check: str = ""  # the named check that refused, if one did
 
     @property
     def ok(self) -> bool:

@@ -29,7 +29,13 @@ def place_closers(lines: list[str], orig: list[str], lo: int, hi: int) -> tuple[
                 if k >= hi or orig[k].strip() != x.strip():
                     return None
             first = next(i for i, x in enumerate(lines) if not is_blank(x))
-            return j, k + 1, [orig[t] for t in range(j, k + 1)] + lines[first + len(body):]
+            after = lines[first + len(body):]  # blank lines (the body is all closers)
+            # the blank lines after the closers stand for the original's blank lines there, as many
+            # as there are: `}`, a blank line, then a marker keeps the file's one blank line
+            paired = 0
+            while paired < len(after) and k + 1 + paired < hi and is_blank(orig[k + 1 + paired]):
+                paired += 1
+            return j, k + 1 + paired, [orig[t] for t in range(j, k + 1)] + after
     return None
 
 

@@ -45,6 +45,35 @@ def header_counts(defs: list[Definition]) -> Counter:
     return out
 
 
+def deletes_unnamed_definition(orig: list[str], upd: list[str], merged: list[str], lang: str | None) -> str | None:
+    """The name of an original definition that `merged` has fewer of, while the snippet's text never
+    names it: a whole function, class or test deleted that the snippet does not mention. None when
+    there is none."""
+    if lang is None:
+        return None
+    def names(lines: list[str]) -> Counter:
+        return Counter((path, name) for (path, name, _), n in header_counts(original_definitions(lines, lang)).items()
+                       for _ in range(n))
+
+    text = "\n".join(upd)
+    return next((name for _, name in names(orig) - names(merged) if name not in text), None)
+
+
+def defined_twice(orig: list[str], upd: list[str], merged: list[str], lang: str | None) -> str | None:
+    """The header of a definition the original has once (by enclosing definitions, name and header
+    line) that `merged` has more often, while the snippet shows that header less than twice: the
+    snippet's copy went next to the old one instead of replacing it. None when there is none."""
+    if lang is None:
+        return None
+    before = header_counts(original_definitions(orig, lang))
+    after = header_counts(original_definitions(merged, lang))
+    shown = Counter(x.strip() for x in upd)
+    for (path, name, header), n in after.items():
+        if n > before[(path, name, header)] >= 1 and shown[header] < 2:
+            return header
+    return None
+
+
 def _complete_in_region(rest: list[str], header: str, header_indent: str, marker_indent: str | None,
                         ends_file: bool, lang: str, old_def: list[str]) -> bool:
     """Whether the definition at the top of `rest` (the region from the header on, as the snippet

@@ -144,9 +144,30 @@ def marker_wrap(lines: list[str], marker: str, orig_keys: set[str], lang: str | 
         new_opener = line.rstrip() not in orig_keys  # then lines shown as they stand are there by chance
         if opens_block(line, lang) and marker.startswith(ind) and len(marker) > len(ind) and \
                 (new_opener or 2 * as_is <= inside):
+            if new_opener:
+                ind = _outer_new_openers(lines, line, ind, orig_keys, lang)
             return ind, marker[len(ind):]
         return None
     return None
+
+
+def _outer_new_openers(lines: list[str], inner: str, ind: str, orig_keys: set[str], lang: str | None) -> str:
+    """The level of the outermost of new openers nested right above each other around the marker
+    (`for attempt in range(3):` / `try:` / marker): the code the marker stands for sits at the
+    outer one's level, and the step covers them all. `inner` is the innermost opener, at `ind`."""
+    k = max(j for j, x in enumerate(lines) if x is inner)
+    while True:
+        k -= 1
+        while k >= 0 and is_blank(lines[k]):
+            k -= 1
+        if k < 0:
+            return ind
+        line = lines[k]
+        outer = indent_of(line)
+        if line.rstrip() in orig_keys or not opens_block(line, lang) or \
+                not (ind.startswith(outer) and len(ind) > len(outer)):
+            return ind
+        ind = outer
 
 
 def _opener_is_new(lines: list[str], w: Wrap, orig_keys: set[str]) -> bool:
@@ -185,7 +206,8 @@ def _lower_head(lines: list[str], w: Wrap) -> list[str]:
 
 
 def apply_wraps(spans: list[tuple[int, int, list[str]]], regions: list[Region], lowered: list[Region],
-                wraps: list[Wrap], orig: list[str], final_end: str = "block") -> list[tuple[int, int, list[str]]] | str:
+                wraps: list[Wrap], orig: list[str], final_end: str = "block",
+                beside: frozenset[int] = frozenset()) -> list[tuple[int, int, list[str]]] | str:
     """The spans placed under the wrap reading, with the snippet's own lines back in place and the
     elided code of each wrap re-indented (appended to the span before it; a final wrap's reaches the
     end of its block, or its last statement with `final_end="before_last"`); or why the reading does
@@ -212,7 +234,8 @@ def apply_wraps(spans: list[tuple[int, int, list[str]]], regions: list[Region], 
             return (f"the marker after region {w.i + 1} is indented deeper than the code it stands for, "
                     "which does not sit at the new block's level: cannot re-indent it")
         elided = orig[lo:hi]
-        shown = [] if w.i + 1 == len(regions) else \
+        # (`beside`: wraps whose next region is read as all new, its lines beside the elided code's)
+        shown = [] if w.i + 1 == len(regions) or w.i in beside else \
             _shown_after_closers(regions[w.i + 1].lines, orig[hi] if hi < len(orig) else None)
         if shown and [x.rstrip() for x in elided[-len(shown):]] == [x.rstrip() for x in shown]:
             # the snippet shows the elided code's last lines after the new block's closer (a blank

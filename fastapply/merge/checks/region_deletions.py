@@ -121,13 +121,27 @@ def only_blank_lines_added(fit: RegionFit) -> str | None:
     c, o = fit.c, fit.orig
     shown = [x.rstrip() for x in c.lines if not is_blank(x)]
     span = [x.rstrip() for x in o[fit.start:fit.end] if not is_blank(x)]
-    if shown != span or sum(1 for x in c.lines if is_blank(x)) <= sum(1 for x in o[fit.start:fit.end] if is_blank(x)):
+    if shown != span or _inner_blanks(fit) <= sum(1 for x in o[fit.start:fit.end] if is_blank(x)):
         return None
     for edge, which in ((o[c.start].rstrip(), "first"), (o[c.end].rstrip(), "last")):
         if sum(1 for x in o if x.rstrip() == edge) > 1:
             return (f"region {fit.i + 1} only adds blank lines where it fits, and its {which} line occurs elsewhere "
                     "too: does it show a deletion at another place?")
     return None
+
+
+def _inner_blanks(fit: RegionFit) -> int:
+    """The region's blank lines, less those between it and a marker: a blank line the author left
+    around `// ... existing code ...` lays out the snippet, it adds nothing to the file."""
+    lines = fit.c.lines
+    lo, hi = 0, len(lines)
+    if fit.region.marker_before:
+        while lo < hi and is_blank(lines[lo]):
+            lo += 1
+    if fit.region.marker_after:
+        while hi > lo and is_blank(lines[hi - 1]):
+            hi -= 1
+    return sum(1 for x in lines[lo:hi] if is_blank(x))
 
 
 # A statement any function may end with: the only copy in the file still bounds nothing (a new
