@@ -131,10 +131,11 @@ def test_class_wrapped_whole_is_merged_exactly(pool):
     assert structural_merge(edit.original, edit.update, edit.language).text == edit.expected
 
 
-@pytest.mark.xfail(strict=True, reason="open: a deletion bounded by the wrong copy of a repeated run "
-                   "(`def __init__` / `super().__init__(message)`; `store.setState((previous) => {`): "
-                   "deletion_edge_repeats looks beyond the edge, not inside the deleted gap; wrong on adfa034 "
-                   "too (held-out seeds 86117 and 24683)")
+@pytest.mark.xfail(strict=True, reason="open: a deletion bounded by the wrong copy of a repeated run of two "
+                   "lines (#919: `def __init__` / `super().__init__(message)`, the merge deletes less than "
+                   "expected; #1443: `store.setState((previous) => {` / `if (previous.count === 0) {`, more): "
+                   "deletion_edge_repeats trusts a two-line run when the chosen deletion is small; wrong on "
+                   "adfa034 too (held-out seeds 86117 and 24683)")
 @pytest.mark.parametrize("seed,i", [(86117, 919), (24683, 1443)])
 def test_known_open_silent_wrong_delete_between(pool, seed, i):
     _, edit = fuzz.draw_case("delete_between", seed, i, pool)
