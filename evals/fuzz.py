@@ -22,6 +22,7 @@ import signal
 import sys
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 from evals import fuzz_edits, fuzz_moves, fuzz_props, fuzz_wraps
@@ -138,14 +139,12 @@ BROKEN_OPENER = {"javascript": "describe('broken', () => {\n", "typescript": "de
 def broken(edit):
     """The edit with its original and expected file broken alike (BROKEN_OPENER), or None when the
     original still parses."""
-    from dataclasses import replace as _replace
-
-    from fastapply.languages import parse, unparsable
+    from fastapply.languages import parse, unparsable  # (fastapply loads in the workers, as merge_verdict)
 
     head = BROKEN_OPENER.get(edit.language)
     if head is None:
         return None
-    out = _replace(edit, original=head + edit.original, expected=head + edit.expected)
+    out = replace(edit, original=head + edit.original, expected=head + edit.expected)
     tree = parse(edit.language, out.original)
     return out if tree is not None and unparsable(tree, out.original) else None
 

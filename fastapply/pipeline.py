@@ -196,16 +196,20 @@ class _OwnTokens:
     def __init__(self, caller: ShouldStop | None, stats: Stats, readings: list[str] | None = None):
         self.caller = caller
         self.stats = stats
-        self.readings = readings or []
+        self.readings = list(readings or [])  # those the text written so far still begins
         self.text = ""
         self.tripped = False
         self.departed = False
         self.cancelled = False  # the caller asked to stop: that stays a cancel
 
     def wrote(self, delta: str) -> None:
+        # (only the readings the text still begins are kept, and each is checked at the new text
+        # alone: the stream's deltas are checked once, not the whole text again per delta)
+        at = len(self.text)
         self.text += delta
-        if self.readings and not any(r.startswith(self.text) for r in self.readings):
-            self.departed = True
+        if self.readings:
+            self.readings = [r for r in self.readings if r.startswith(delta, at)]
+            self.departed = not self.readings
 
     def should_stop(self) -> bool:
         if self.caller is not None and self.caller():

@@ -70,10 +70,12 @@ def validate(original: str, update: str, merged: str, language: str | None) -> l
         if e_merged > e_orig:
             findings.append(Finding("parse", f"the merged file has {e_merged} syntax error node(s); "
                                              f"the original has {e_orig}", "error"))
-        elif unparsable(t_orig, original) and bracket_balance(t_merged) != bracket_balance(t_orig):
-            findings.append(Finding("parse", "the original does not parse, and the merged file opens and closes "
-                                             f"brackets otherwise (open minus closed (), {{}}, []: "
-                                             f"{bracket_balance(t_orig)} -> {bracket_balance(t_merged)})", "error"))
+        elif unparsable(t_orig, original):
+            before, after = bracket_balance(t_orig), bracket_balance(t_merged)
+            if after != before:
+                findings.append(Finding("parse", "the original does not parse, and the merged file opens and closes "
+                                                 f"brackets otherwise (open minus closed (), {{}}, []: {before} -> "
+                                                 f"{after})", "error"))
         # empty bodies that the original did not have and the update did not ask for
         empty_before = _defs_with_empty_body(t_orig, original.encode("utf-8"))
         empty_after = _defs_with_empty_body(t_merged, merged.encode("utf-8"))

@@ -65,12 +65,10 @@ def _after_wrap_doubt(regions: list[Region], wrap, orig: list[str], partial_ok: 
     on that splice. The other sides (each such region before the block's last statement, which then
     stays after the new block; and the region where its lines pair, unchecked) go to the caller to
     validate, as for `ONE_SIDED` doubts: when none is a valid file, one reading is left."""
-    placed = [replace(r, candidates=[]) for r in regions]
-    choice, _, error = _place_regions(placed, orig, partial_ok)
-    if error is not None:
-        choice = _cheapest_in_order(placed)
-        if choice is None:
-            return None
+    fresh = _placed_fresh(regions, orig, partial_ok)
+    if fresh is None:
+        return None
+    placed, choice = fresh
     targets = [i for i, c in enumerate(choice) if c is None]
     others = []
     if targets:
@@ -109,15 +107,24 @@ def _after_wrap_doubt(regions: list[Region], wrap, orig: list[str], partial_ok: 
     return OneSidedDoubt(reason, kept[0], tuple(others))
 
 
-def _splices(regions: list[Region], orig: list[str], partial_ok: bool, lang: str | None, wrap) -> bool:
-    """Does this reading give a file at all, checks aside (as `line_readings` splices it)?"""
+def _placed_fresh(regions: list[Region], orig: list[str],
+                  partial_ok: bool) -> tuple[list[Region], list[Candidate | None]] | None:
+    """The regions placed anew (their candidates recomputed) and the cheapest choice, in order if the
+    anchors allow one: how a reading places them, the checks aside; None when no order fits."""
     placed = [replace(r, candidates=[]) for r in regions]
     choice, _, error = _place_regions(placed, orig, partial_ok)
     if error:
         choice = _cheapest_in_order(placed)
         if choice is None:
-            return False
-    return not isinstance(_splice(placed, orig, choice, partial_ok, lang, wrap, Variant()), Refusal)
+            return None
+    return placed, choice
+
+
+def _splices(regions: list[Region], orig: list[str], partial_ok: bool, lang: str | None, wrap) -> bool:
+    """Does this reading give a file at all, checks aside (as `line_readings` splices it)?"""
+    fresh = _placed_fresh(regions, orig, partial_ok)
+    return fresh is not None and \
+        not isinstance(_splice(fresh[0], orig, fresh[1], partial_ok, lang, wrap, Variant()), Refusal)
 
 
 @dataclass(frozen=True)
@@ -347,12 +354,10 @@ def line_readings(regions: list[Region], orig: list[str], partial_ok: bool = Fal
     if wrapped is not None:
         readings.append((wrapped[0], (regions, wrapped[1]), "the deeper marker read as wrapped code"))
     for placed, wrap, label in readings:
-        placed = [replace(r, candidates=[]) for r in placed]
-        choice, _, error = _place_regions(placed, orig, partial_ok)
-        if error:
-            choice = _cheapest_in_order(placed)
-            if choice is None:
-                continue
+        fresh = _placed_fresh(placed, orig, partial_ok)
+        if fresh is None:
+            continue
+        placed, choice = fresh
         for variant in _variants(placed, orig, choice, partial_ok, lang, wrap):
             read = _splice(placed, orig, choice, partial_ok, lang, wrap, variant)
             if isinstance(read, Refusal) or tuple(read[0]) in seen:

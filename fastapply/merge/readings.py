@@ -40,17 +40,12 @@ class Readings:
     twice: tuple[tuple[str, str], ...] = ()  # (how, header) of each splice dropped for a definition twice
 
 
-def refusal_readings(original: str, update: str, language: str | None, path: str | None = None,
-                     limit: int = MAX_READINGS) -> tuple[Reading, ...]:
-    """The readings of a snippet the merge refused, each validated, first as the merge placed it; at
-    most `limit`. The line-anchor readings first (they know wraps, edges, head and tail), then the
-    candidate placements (`candidates.py`), which also cover marker-free snippets."""
-    return read_all(original, update, language, path, limit).kept
-
-
 def read_all(original: str, update: str, language: str | None, path: str | None = None,
              limit: int = MAX_READINGS) -> Readings:
-    """`refusal_readings`, with the splices dropped because they define something twice."""
+    """The readings of a snippet the merge refused, each validated, first as the merge placed it; at
+    most `limit`. The line-anchor readings first (they know wraps, edges, head and tail), then the
+    candidate placements (`candidates.py`), which also cover marker-free snippets. `twice` keeps
+    the splices dropped because they define something twice."""
     found = snippet_readings(original, update, language, path)
     found += [("cheapest placement" if i == 0 else f"placement {i + 1}", t)
               for i, t in enumerate(candidate_texts(original, update, limit=limit))]
