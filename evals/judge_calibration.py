@@ -94,7 +94,8 @@ def dump(args) -> int:
             if scorer is None:
                 scorer = load_scorer(args.model, args.dtype, args.prompt_from)
                 config = config_name(args.model, scorer.spec.prompt_from or scorer.spec.name,
-                                     args.mode + ("+contrast" if args.contrast else ""), args.dtype, args.context)
+                                     args.mode + ("+contrast" if args.contrast else "")
+                                     + ("+branch" if args.scoring == "branch" else ""), args.dtype, args.context)
             texts = [r.text for r in merge.readings]
             if len(texts) >= 2:
                 judged += 1
@@ -110,7 +111,7 @@ def dump(args) -> int:
                 req = ApplyRequest(c["original"], c["update"], language=c.get("language"))
                 try:
                     v = judge(scorer, req, texts, mode=args.mode, max_scored=args.max_scored, context=args.context,
-                              contrast=args.contrast)
+                              contrast=args.contrast, scoring=args.scoring)
                     plain = [s + n for s, n in zip(v.scores, v.null_scores)] if v.null_scores else v.scores
                     row.update(scores=[round(s, 4) for s in plain], null_scores=[round(s, 4) for s in v.null_scores],
                                seconds=round(v.seconds, 3), scored_tokens=v.scored_tokens,
@@ -262,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--mode", default="window", choices=["window", "whole"])
     d.add_argument("--dtype", default="bf16", choices=["fp32", "bf16"])
     d.add_argument("--contrast", action="store_true", help="score against an empty snippet (judge.CONTRAST)")
+    d.add_argument("--scoring", default="sum", choices=["sum", "branch"],
+                   help="what is scored: each reading's tokens (sum) or the model's choice at each fork (judge.branch_scores)")
     d.add_argument("--context", type=int, default=CONTEXT_LINES, help="window mode: shared lines on each side")
     d.add_argument("--max-scored", type=int, default=100_000, help="the judge's scored-token cap (high: measure all)")
     d.add_argument("--offset", type=int, default=0, help="skip the first N cases of each file")

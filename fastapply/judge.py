@@ -52,6 +52,12 @@ MODE = "window"  # against "whole" in evals/RESULTS.md: ten times faster; whole 
 MARGIN_NATS = 3.5  # the best reading is a reading of a marker wrap (WRAP_READING in its `how`)
 MARGIN_NATS_OTHER = float("inf")  # any other best reading (another placement, lines deleted, ...)
 WRAP_READING = "read as wrapped code"  # merge/lineplace.py's label for the wrap readings
+# How a reading is scored. "sum": the log-probability of all its tokens after the readings' shared
+# prefix. "branch": greedy decoding restricted to the readings, teacher-forced along their shared
+# text; only the tokens where they part are scored (`branch_scores`). Measured against "sum" in
+# evals/RESULTS.md ("Branch scoring"): no better on the dev sets' doubts, so not shipped.
+SCORINGS = ("sum", "branch")
+SCORING = "sum"
 # Score what the snippet explains (log p under the snippet - log p under an empty one) instead of
 # the plain log-probability: off, it picked far worse (evals/RESULTS.md, "Which model judges").
 CONTRAST = False
@@ -146,6 +152,43 @@ def common_prefix(seqs: Sequence[Sequence]) -> int:
         if any(s[i] != first[i] for s in seqs[1:]):
             return i
     return n
+
+
+def branch_scores(scorer: Scorer, prompt: list[int], answers: Sequence[Sequence[int]]) -> tuple[list[float], int]:
+    """Greedy decoding restricted to the answers: from the shared prefix on, at every token where
+    the answers still in play part (a fork), the model's next-token log-probabilities of the
+    tokens they go on with are compared and the best is followed. The answer so reached scores 0;
+    every other answer scores its token's log-probability minus the followed token's at the fork
+    where it left the path (< 0). So `decide` picks the followed answer, and its margin is the
+    narrowest lead it had at any fork. The text between forks is the same for every answer that
+    reaches it and is never scored: a longer answer pays nothing for its length, only for its
+    choices. When the model alone would write one of the answers greedily, that answer is the one
+    followed.
+
+    One `scorer.score` call per fork on the path (the prompt and the text before the fork, then
+    one token per branch). An answer that ends where another goes on (a window cut mid-file) is
+    no choice of the model's: the answers at that fork tie (margin 0, never picked). Returns the
+    scores and the tokens run."""
+    scores = [0.0] * len(answers)
+    run = 0
+    members, start = list(range(len(answers))), 0
+    while len(members) > 1:
+        at = start + common_prefix([answers[i][start:] for i in members])
+        nexts: dict[int, list[int]] = {}
+        for i in members:
+            if at >= len(answers[i]):
+                return scores, run  # (the members left tie at 0)
+            nexts.setdefault(answers[i][at], []).append(i)
+        toks = list(nexts)
+        lps = scorer.score(prompt + list(answers[members[0]][:at]), [[t] for t in toks])
+        run += len(prompt) + at + len(toks)
+        best = max(range(len(toks)), key=lambda k: (lps[k], -k))
+        for k, tok in enumerate(toks):
+            if k != best:
+                for i in nexts[tok]:
+                    scores[i] = lps[k] - lps[best]
+        members, start = nexts[toks[best]], at + 1
+    return scores, run
 
 
 def window_input(original: str, update: str, readings: Sequence[str], context: int = CONTEXT_LINES,
@@ -270,7 +313,7 @@ def over_cap(count: int) -> str | None:
 def judge(scorer: Scorer, req: ApplyRequest, readings: Sequence[str], mode: str = MODE,
           threshold: float | None = None, max_scored: int | None = None,
           context: int = CONTEXT_LINES, contrast: bool | None = None,
-          hows: Sequence[str] | None = None) -> Verdict:
+          hows: Sequence[str] | None = None, scoring: str | None = None) -> Verdict:
     """Score each reading under `scorer`'s apply prompt and decide. Raises ApplyError: 'refused'
     above the readings cap or the scored-token cap, 'too_long' when the prompt and a reading do
     not fit the model's context (nothing is truncated). `threshold` defaults to each reading's
@@ -278,10 +321,14 @@ def judge(scorer: Scorer, req: ApplyRequest, readings: Sequence[str], mode: str 
     `max_scored` to `MAX_SCORED_TOKENS`. With `contrast` (default `CONTRAST`) each score is
     the reading's log-probability under the snippet minus the same under an empty snippet: what
     the snippet explains, with the cost of copying the original (which a reading that deletes
-    more lines pays less of) taken out."""
+    more lines pays less of) taken out. `scoring` (default `SCORING`): "sum" or "branch"
+    (`branch_scores`; contrast does not apply to it)."""
     if threshold is None:
         threshold = [margin_needed(h) for h in hows] if hows is not None else MARGIN_NATS_OTHER
-    contrast = CONTRAST if contrast is None else contrast
+    scoring = SCORING if scoring is None else scoring
+    if scoring not in SCORINGS:
+        raise ValueError(f"judge scoring must be one of {', '.join(SCORINGS)}, not {scoring!r}")
+    contrast = (CONTRAST if contrast is None else contrast) and scoring == "sum"
     max_scored = MAX_SCORED_TOKENS if max_scored is None else max_scored
     too_many = over_cap(len(readings))
     if too_many:
@@ -298,12 +345,18 @@ def judge(scorer: Scorer, req: ApplyRequest, readings: Sequence[str], mode: str 
     shared = common_prefix(answers)
     shared = min(shared, min(len(a) for a in answers) - 1)  # every reading keeps a token to score
     rest = [a[shared:] for a in answers]
-    scored = sum(len(r) for r in rest)
+    # What runs beyond one pass of the prompt and the shared prefix: each reading's rest ("sum"),
+    # or a pass to each further fork, at most one per reading beyond the second ("branch").
+    scored = sum(len(r) for r in rest) if scoring == "sum" else (len(answers) - 2) * longest
     if scored > max_scored:
-        raise ApplyError("refused", f"the {len(readings)} readings differ over {scored} tokens, over the judge's cap "
-                                    f"of {max_scored}; nothing was scored")
-    scores = scorer.score(prompt + answers[0][:shared], rest)
-    tokens = len(prompt) + shared + scored
+        raise ApplyError("refused", f"scoring the {len(readings)} readings would run {scored} tokens beyond the "
+                                    f"shared prompt, over the judge's cap of {max_scored}; nothing was scored")
+    if scoring == "branch":
+        scores, tokens = branch_scores(scorer, prompt, answers)
+        mode += "+branch"
+    else:
+        scores = scorer.score(prompt + answers[0][:shared], rest)
+        tokens = len(prompt) + shared + scored
     null: list[float] = []
     if contrast:
         empty = scorer.prompt_ids(ApplyRequest(q.original, "", req.instruction, req.language, req.path))

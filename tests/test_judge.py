@@ -260,3 +260,83 @@ def test_the_callers_cancel_stays_a_cancel():
         Applier(model_engine=StrayingModel("")).apply(ApplyRequest(ORIGINAL, TIED, language="python"),
                                                       should_stop=lambda: True)
     assert e.value.code == "cancelled"
+
+
+class ForkScorer:
+    """A model over integer tokens: every token costs -1 nat, except those in `fork` (token ->
+    nats). Records each call."""
+
+    max_positions = 10_000
+
+    def __init__(self, fork: dict[int, float]):
+        self.fork, self.calls = fork, []
+
+    def score(self, prompt_ids, answers):
+        self.calls.append((list(prompt_ids), [list(a) for a in answers]))
+        return [sum(self.fork.get(t, -1.0) for t in a) for a in answers]
+
+
+def test_branch_scores_judge_only_the_forks_so_a_longer_reading_pays_nothing_for_its_length():
+    from fastapply.judge import branch_scores
+
+    keep, delete = [1, 2, 3, 4, 5, 6, 7, 8, 0], [1, 2, 3, 0]  # 0: the end of the answer
+    scorer = ForkScorer({4: -0.5, 0: -2.0})
+    scores, run = branch_scores(scorer, [9, 9], [keep, delete])
+    # one fork, after [1, 2, 3]: token 4 against the end, renormalised over the two
+    assert scorer.calls == [([9, 9, 1, 2, 3], [[4], [0]])] and run == 5 + 2
+    assert scores[0] - scores[1] == pytest.approx(1.5)
+    assert decide(scores, 1.0)[2] == 0  # the summed log-probability would pick the short one
+    assert sum(scorer.fork.get(t, -1.0) for t in delete) > sum(scorer.fork.get(t, -1.0) for t in keep)
+
+
+def test_branch_scores_follow_the_best_token_at_each_fork_and_score_the_others_where_they_left():
+    import math
+
+    from fastapply.judge import branch_scores
+
+    a, b, c = [1, 5, 7, 0], [1, 5, 8, 0], [1, 6, 0]
+    scorer = ForkScorer({5: math.log(0.3), 6: math.log(0.1), 7: math.log(0.2), 8: math.log(0.25)})
+    scores, _ = branch_scores(scorer, [], [a, b, c])
+    # first fork (after [1]): 5 over 6; then 8 over 7. c left at the first, a at the second
+    assert [call[1] for call in scorer.calls] == [[[5], [6]], [[7], [8]]]
+    assert scores == pytest.approx([math.log(0.2 / 0.25), 0.0, math.log(0.1 / 0.3)])
+    best, margin, _ = decide(scores, 0.0)
+    assert best == 1 and margin == pytest.approx(math.log(0.25 / 0.2))  # the narrowest lead on the path
+
+
+def test_a_reading_that_ends_where_another_goes_on_is_no_choice_of_the_models():
+    from fastapply.judge import branch_scores
+
+    scorer = ForkScorer({})
+    scores, _ = branch_scores(scorer, [], [[1, 2], [1, 2, 3]])  # (window answers without the end tag)
+    assert scores[0] == scores[1] and scorer.calls == []
+
+
+def test_the_models_greedy_continuation_wins_every_fork_of_the_branch_judge():
+    """Greedy decoding restricted to the readings takes the best token at each fork: the reading
+    the model alone writes greedily wins, on a tiny random model."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from fastapply.backends.hf import HFBackend
+    from fastapply.backends.scoring import score_continuations
+    from fastapply.judge import branch_scores
+
+    torch.manual_seed(1)
+    cfg = LlamaConfig(vocab_size=16, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128)
+    model = LlamaForCausalLM(cfg).eval()
+    prompt = [3, 1, 4, 1, 5]
+    greedy: list[int] = []
+    with torch.inference_mode():
+        for _ in range(8):
+            greedy.append(int(model(input_ids=torch.tensor([prompt + greedy])).logits[0, -1].argmax()))
+
+    class Scorer:
+        def score(self, p, answers):
+            return score_continuations(HFBackend(model), p, answers)
+
+    others = [greedy[:2] + [(greedy[2] + 1) % 16] + greedy[3:], greedy[:5] + [(greedy[5] + 3) % 16] * 3]
+    for order in ([greedy] + others, others + [greedy]):
+        scores, _ = branch_scores(Scorer(), prompt, order)
+        assert max(range(3), key=scores.__getitem__) == order.index(greedy)

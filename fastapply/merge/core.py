@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fastapply.languages import detect_language, parse, unparsable
 from fastapply.markers import comment_read_as_marker, marker_flags
 from fastapply.merge.anchor import Region
+from fastapply.merge.fold import fold_shown_wrap, keeps_snippet_lines
 from fastapply.merge.inline import fill_inline_markers
 from fastapply.merge.lineplace import line_readings, merge_lines
 from fastapply.merge.members import merge_members
@@ -80,6 +81,9 @@ def merge(original: str, update: str, language: str | None, path: str | None) ->
             if bad:  # the line placement breaks the file: let the member alignment try
                 by_lines = Placement(None, bad)
         if not by_lines.ok and not edit.broken:
+            folded = _folded(edit)
+            if folded is not None:
+                return folded
             by_members = _by_members(edit, by_lines)
             if by_members is not None:
                 return by_members
@@ -176,6 +180,21 @@ def _read(original: str, update: str, lang: str | None) -> _Edit | MergeResult:
         return _refuse(["the snippet has no content besides markers"], lang)
     return _Edit(original, update, lang, orig_lines, upd_lines, regions, n_markers, newline, trailing, upd_trailing,
                  broken)
+
+
+def _folded(edit: _Edit) -> MergeResult | None:
+    """Line anchors refused: a wrap whose first lines are shown re-indented (fold.py), merged with
+    those lines folded into its marker, when the answer keeps every line of the snippet as written."""
+    flags = marker_flags(edit.upd_lines, edit.orig_lines)
+    lines = fold_shown_wrap(edit.upd_lines, flags, edit.orig_lines, edit.lang)
+    if lines is None:
+        return None
+    res = merge(edit.original, "\n".join(lines) + "\n", edit.lang, None)
+    if not res.ok or not keeps_snippet_lines(edit.upd_lines, flags, res.text.splitlines()):
+        return None
+    return MergeResult(res.text, min(res.confidence, CONFIDENCE_WARNING),
+                       ["read the lines shown re-indented right inside a new block, and after the marker there, "
+                        "as the wrapped code's own"] + res.reasons, edit.lang, res.method)
 
 
 def _by_members(edit: _Edit, by_lines: Placement) -> MergeResult | None:

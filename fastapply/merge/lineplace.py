@@ -188,6 +188,10 @@ def _place_check_splice(regions: list[Region], orig: list[str], partial_ok: bool
     out, plan, fuzzy = read
     kept_edges = (plan.head or plan.tail) and plan.loose
     confidence, doubts = _confidence(margin, fuzzy, kept_edges)
+    if plan.head and not plan.loose:  # (unmarked_head passed it: head_holds_unnamed_code)
+        confidence = min(confidence, CONFIDENCE_LOOSE_EDGES)
+        doubts.append("kept the original's lines above the snippet, which has no marker there: they hold "
+                      "imports or definitions the snippet never names, read as elision, not deletion")
     if wrap is not None:
         doubts.append("read a marker indented deeper than the code it stands for as that code, re-indented "
                       "into the new block")

@@ -100,6 +100,15 @@ def is_trivial(line: str) -> bool:
     return not s or s in TRIVIAL or len(s) <= 2
 
 
+# an import, package or module line (Python, JS/TS, Go, Rust, Java, C)
+_IMPORT_LINE = re.compile(r"\s*(import[\s{(]|from\s+\S+\s+import\s|use\s|package\s|#include\b|extern\s+crate\s|"
+                          r"(pub\s+)?mod\s+\w+;|(const|let|var)\s.*=\s*require\()")
+
+
+def is_import_line(line: str) -> bool:
+    return bool(_IMPORT_LINE.match(line))
+
+
 # a trailing `# ...` / `// ...` comment with no quote after its start (so not inside a string)
 _TRAILING_COMMENT = re.compile(r"\s+(?:#|//)[^\"'`]*$")
 

@@ -95,6 +95,7 @@ from fastapply.merge.checks.plan_markers import (
     handler_rewritten_or_wrapped,
     marker_deeper_than_code,
     quoted_marker_for_nothing,
+    shown_under_hidden_opener,
     unmarked_edge_tie,
     unmarked_head,
     unmarked_tail,
@@ -127,6 +128,7 @@ from fastapply.merge.checks.member_alignment import (
     ambiguous_member,
     attributes_left_out,
     closing_brace_off_indent,
+    comments_left_out,
     cut_comment_differs,
     deletes_code_between,
     marker_inside_member,
@@ -195,6 +197,7 @@ FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
     unmarked_edge_tie,
     marker_deeper_than_code,
     handler_rewritten_or_wrapped,
+    shown_under_hidden_opener,
     edited_opener_or_wrap,
     quoted_marker_for_nothing,
     regions_shifted_apart,
@@ -241,6 +244,7 @@ MEMBER_CHECKS: tuple[Callable[[ShownMember], str | None], ...] = (
     member_not_reindentable,
     cut_comment_differs,
     attributes_left_out,
+    comments_left_out,
 )
 
 # A snippet member that names no original member (members.py).

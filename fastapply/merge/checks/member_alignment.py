@@ -124,6 +124,21 @@ def attributes_left_out(m: ShownMember) -> str | None:
             "other code: are its attributes deleted, or left out?")
 
 
+def comments_left_out(m: ShownMember) -> str | None:
+    """The same for comments: the snippet shows the member with no comment above it while the
+    original's has one, and right above it the snippet shows code. Read line by line the comment
+    is deleted (the two lines stand together); read as a bare member (which keeps it) it is
+    elided. Refuse (held-out fuzz seed 15497: a doc comment deleted between two methods)."""
+    u, o = m.u, m.o
+    if o.attr_start <= o.start or u.attr_start > u.start:
+        return None
+    above = next((row for row in range(u.start - 1, -1, -1) if not is_blank(m.upd[row])), None)
+    if above is None or above in m.markers:
+        return None
+    return (f"`{u.name}` is shown without the original's comment `{m.orig[o.start].strip()[:40]}` and right "
+            "below other code: is the comment deleted, or left out?")
+
+
 def new_member_after_top_level_marker(m: NewMember) -> str | None:
     """A new top-level definition right after a marker: its place in the file is unknown."""
     if m.marker_open and m.container is None:

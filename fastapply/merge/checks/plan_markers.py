@@ -1,15 +1,19 @@
 """File rules (context: `LinePlan`): what the snippet's markers, and the missing ones, say.
 
 A snippet placed where it changes nothing, code above the first or below the last region with no
-marker there, a region that only the missing marker put at the file's edge, a marker deeper than
-the code it stands for (wrapped?), and a marker that stands for nothing but is an original comment.
+marker there (kept above when it holds imports or definitions the snippet never names), a region
+that only the missing marker put at the file's edge, a marker deeper than the code it stands for
+(wrapped?), a marker that stands for nothing but is an original comment, and a marker that hides a
+line which would take the re-indented lines after it into its block.
 """
 
 from __future__ import annotations
 
+import re
+
 from fastapply.merge.checks.base import LinePlan
 from fastapply.merge.checks.helpers import trim_blank_ends
-from fastapply.merge.text import indent_of, is_blank, occurrences
+from fastapply.merge.text import indent_of, is_blank, is_import_line, occurrences
 from fastapply.merge.wrap import marker_wrap
 
 
@@ -37,10 +41,23 @@ def unmarked_head(plan: LinePlan) -> str | None:
     above = 0
     while above < plan.spans[0][0] and is_blank(plan.orig[plan.spans[0][0] - above - 1]):
         above += 1
-    if not plan.loose or plan.regions[0].blank_head > above:
+    if plan.regions[0].blank_head > above or not (plan.loose or head_holds_unnamed_code(plan)):
         return ("the snippet has markers but none before its first region, which is not at the "
                 "top of the file: keep or delete the lines above it?")
     return None
+
+
+def head_holds_unnamed_code(plan: LinePlan) -> bool:
+    """The unshown head holds an import or package line, or a whole definition the snippet never
+    names. An agent that starts its snippet at the function it edits (`def f(...):`, a marker,
+    the changed lines) leaves the leading marker out; one that means to delete the file's imports
+    and other functions does not write it that way. (Not the tail: commits end a snippet where they
+    delete the rest, whole functions included: httpx `_urlparse.py` in commits_dev.)"""
+    end = plan.spans[0][0]
+    if any(is_import_line(x) for x in plan.orig[:end]):
+        return True
+    shown = "\n".join(x for r in plan.regions for x in r.lines)
+    return any(d.end < end and d.name and not re.search(rf"\b{re.escape(d.name)}\b", shown) for d in plan.defs)
 
 
 def unmarked_tail(plan: LinePlan) -> str | None:
@@ -149,4 +166,39 @@ def quoted_marker_for_nothing(plan: LinePlan) -> str | None:
             if line in have and all(is_blank(x) for x in stands_for):
                 return (f"the marker `{line.strip()[:40]}` stands for no original line where the snippet is placed, "
                         "and the original has that very line as a comment: the comment, or a marker?")
+    return None
+
+
+def shown_under_hidden_opener(plan: LinePlan) -> str | None:
+    """The first line after a marker is an original line indented deeper (the snippet moves it
+    into a block) and belongs, in the snippet, to a block shown above the marker (the nearest line
+    shallower than it there is shown). Spliced as planned, a line the marker stands for is
+    shallower than it, so in the file it would belong to that hidden line's block instead: `try:`
+    / marker / `self.clear()` placed after the original's `except TimeoutError:` / `continue`,
+    which the marker stands for, runs the shown lines in the handler. The snippet's structure and
+    the file's disagree: refused (held-out fuzz seed 15497, a `try:` wrapped around a `try:`; the
+    wrap reading, wrap.py, is tried next). Only for re-indented lines: a marker written at a
+    loose depth before lines at their own depth is common and says nothing about blocks."""
+    if plan.wrapped:
+        return None
+    for i in range(1, len(plan.regions)):
+        if not plan.regions[i].marker_before:
+            continue
+        start, end, repl = plan.spans[i]
+        first = next((x for x in repl if not is_blank(x)), None)
+        was = next((x for x in plan.orig[start:end] if not is_blank(x)), None)
+        if first is None or was is None or first.strip() != was.strip() or \
+                len(indent_of(first)) <= len(indent_of(was)):
+            continue
+        depth = len(indent_of(first))
+        before = [x for _, _, repl in plan.spans[:i] for x in repl if not is_blank(x)]
+        parent = next((x for x in reversed(before) if len(indent_of(x)) < depth), None)
+        if parent is None:
+            continue
+        hidden = plan.orig[plan.spans[i - 1][1]:plan.spans[i][0]]
+        opener = next((x for x in hidden if not is_blank(x) and len(indent_of(x)) < depth), None)
+        if opener is not None:
+            return (f"region {i + 1} starts inside `{parent.strip()[:40]}`, shown above the marker before it, but "
+                    f"the marker stands for `{opener.strip()[:40]}`, which is shallower: its lines would go "
+                    "into that block instead")
     return None

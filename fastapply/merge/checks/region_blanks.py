@@ -8,7 +8,7 @@ replace one? New lines bounded only by blank lines: do they replace the original
 from __future__ import annotations
 
 from fastapply.merge.checks.base import RegionFit
-from fastapply.merge.text import is_blank
+from fastapply.merge.text import is_blank, is_import_line
 
 BLANK_BOUNDED_RUN = 2  # lines: an original run this short, up to a blank line, may be replaced by new lines
 
@@ -90,7 +90,9 @@ def blank_bounded_start(fit: RegionFit) -> str | None:
 
 def _blank_bounded(edge: list[str], orig: list[str], at: int, stop: int, step: int) -> bool:
     """edge (snippet lines from the anchor outwards) is new lines then only blank lines, and the
-    original, from `at` outwards, has a short run of 1-2 non-blank lines ending at a blank line."""
+    original, from `at` outwards, has a short run of 1-2 non-blank lines ending at a blank line.
+    Not when the new lines are imports and the run is none (an import added at the end of the
+    import block, the constants after it: an agent's most common edit, which replaces no code)."""
     if not edge or not is_blank(edge[-1]):
         return False
     k = len(edge)
@@ -102,7 +104,10 @@ def _blank_bounded(edge: list[str], orig: list[str], at: int, stop: int, step: i
     while (j < stop if step > 0 else j > stop) and not is_blank(orig[j]) and run <= BLANK_BOUNDED_RUN:
         j += step
         run += 1
-    return 0 < run <= BLANK_BOUNDED_RUN and (j < stop if step > 0 else j > stop) and is_blank(orig[j])
+    if not (0 < run <= BLANK_BOUNDED_RUN and (j < stop if step > 0 else j > stop) and is_blank(orig[j])):
+        return False
+    ran = orig[min(at, j + 1):max(at + 1, j)]
+    return not (all(is_import_line(x) for x in edge[:k]) and not any(is_import_line(x) for x in ran))
 
 
 def blank_run(lines: list[str], blank: bool) -> int:

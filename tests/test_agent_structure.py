@@ -1,0 +1,693 @@
+"""Agent-style edits for rules found by held-out fuzz seeds 15497 (`checks.shown_under_hidden_opener`,
+`checks.comments_left_out`) and 57203 (`checks.wrapped_run_kept_elsewhere` on one unique line),
+written by hand after the rules, in several languages: each is exact or refused, never a wrong
+file. And the plain counterparts, which must still be answered."""
+
+from __future__ import annotations
+
+import pytest
+
+from fastapply.merge import structural_merge
+
+POLL_PY = '''import asyncio
+
+
+class Poller:
+    async def run(self):
+        while True:
+            if self.stopped:
+                return
+            try:
+                await asyncio.wait_for(self.tick(), timeout=1)
+            except asyncio.TimeoutError:
+                continue
+            self.count += 1
+            await self.flush()
+
+    def stop(self):
+        self.stopped = True
+'''
+
+# A `try` wrapped around a body that already is a `try`, one marker deeper: the lines shown after
+# the marker must not land in the original's handler, which the marker stands for.
+TRY_AROUND_TRY = [
+    ("python", POLL_PY, '''# ... existing code ...
+    async def run(self):
+        while True:
+            if self.stopped:
+                return
+            try:
+                # ... existing code ...
+                self.count += 1
+                await self.flush()
+            except Exception:
+                log.exception("poll failed")
+                raise
+
+    def stop(self):
+# ... existing code ...
+''', POLL_PY.replace('''            try:
+                await asyncio.wait_for(self.tick(), timeout=1)
+            except asyncio.TimeoutError:
+                continue
+            self.count += 1
+            await self.flush()
+''', '''            try:
+                try:
+                    await asyncio.wait_for(self.tick(), timeout=1)
+                except asyncio.TimeoutError:
+                    continue
+                self.count += 1
+                await self.flush()
+            except Exception:
+                log.exception("poll failed")
+                raise
+''')),
+    ("javascript", '''async function poll(client) {
+  while (!client.stopped) {
+    try {
+      await client.tick();
+    } catch (err) {
+      continue;
+    }
+    client.count += 1;
+    await client.flush();
+  }
+}
+
+module.exports = { poll };
+''', '''async function poll(client) {
+  while (!client.stopped) {
+    try {
+      // ... existing code ...
+      client.count += 1;
+      await client.flush();
+    } catch (err) {
+      console.error('poll failed', err);
+      throw err;
+    }
+  }
+}
+// ... existing code ...
+''', '''async function poll(client) {
+  while (!client.stopped) {
+    try {
+      try {
+        await client.tick();
+      } catch (err) {
+        continue;
+      }
+      client.count += 1;
+      await client.flush();
+    } catch (err) {
+      console.error('poll failed', err);
+      throw err;
+    }
+  }
+}
+
+module.exports = { poll };
+'''),
+    ("java", '''class Poller {
+    void run() throws Exception {
+        while (!stopped) {
+            try {
+                tick();
+            } catch (TimeoutException e) {
+                continue;
+            }
+            count += 1;
+            flush();
+        }
+    }
+
+    void stop() {
+        stopped = true;
+    }
+}
+''', '''class Poller {
+    void run() throws Exception {
+        while (!stopped) {
+            try {
+                // ... existing code ...
+                count += 1;
+                flush();
+            } catch (IOException e) {
+                log.warn("poll failed", e);
+                throw e;
+            }
+        }
+    }
+    // ... existing code ...
+}
+''', '''class Poller {
+    void run() throws Exception {
+        while (!stopped) {
+            try {
+                try {
+                    tick();
+                } catch (TimeoutException e) {
+                    continue;
+                }
+                count += 1;
+                flush();
+            } catch (IOException e) {
+                log.warn("poll failed", e);
+                throw e;
+            }
+        }
+    }
+
+    void stop() {
+        stopped = true;
+    }
+}
+'''),
+    ("go", '''package poll
+
+func (p *Poller) Run() error {
+	for !p.stopped {
+		if err := p.tick(); err != nil {
+			continue
+		}
+		p.count++
+		p.flush()
+	}
+	return nil
+}
+
+func (p *Poller) Stop() {
+	p.stopped = true
+}
+''', '''package poll
+
+func (p *Poller) Run() error {
+	for !p.stopped {
+		if p.enabled {
+			// ... existing code ...
+			p.count++
+			p.flush()
+		} else {
+			p.skipped++
+		}
+	}
+	return nil
+}
+// ... existing code ...
+''', '''package poll
+
+func (p *Poller) Run() error {
+	for !p.stopped {
+		if p.enabled {
+			if err := p.tick(); err != nil {
+				continue
+			}
+			p.count++
+			p.flush()
+		} else {
+			p.skipped++
+		}
+	}
+	return nil
+}
+
+func (p *Poller) Stop() {
+	p.stopped = true
+}
+'''),
+]
+
+
+@pytest.mark.parametrize("lang,original,update,expected", TRY_AROUND_TRY, ids=[c[0] for c in TRY_AROUND_TRY])
+def test_a_block_wrapped_around_a_try_is_exact_or_refused(lang, original, update, expected):
+    res = structural_merge(original, update, lang)
+    assert not res.ok or res.text == expected
+
+
+SPACED_PY = '''import asyncio
+
+
+class Poller:
+    async def run(self):
+        while True:
+            if self.stopped:
+                return
+
+            try:
+                await asyncio.wait_for(self.tick(), timeout=1)
+            except asyncio.TimeoutError:
+                continue
+
+            self.count += 1
+            await self.flush()
+            await self.report()
+
+
+def serve(poller):
+    thread = start(poller)
+    thread.join()
+'''
+
+
+def test_lines_shown_under_a_new_try_never_land_in_the_hidden_handler():
+    """The fuzz shape, by hand: the original's `try:` is the one shown, a blank line after its
+    handler. Without `shown_under_hidden_opener` the three lines went after `continue`, into the
+    handler, and the file parsed."""
+    update = '''# ... existing code ...
+    async def run(self):
+        while True:
+            if self.stopped:
+                return
+
+            try:
+                # ... existing code ...
+                self.count += 1
+                await self.flush()
+                await self.report()
+            except Exception:
+                raise
+
+
+def serve(poller):
+    thread = start(poller)
+    # ... existing code ...
+'''
+    res = structural_merge(SPACED_PY, update, "python")
+    assert not res.ok and res.check == "shown_under_hidden_opener"
+
+
+STORE_TS = '''export class Store {
+  private items: string[] = [];
+
+  add(item: string): void {
+    this.items.push(item);
+  }
+
+  /** Removes every item. */
+  clear(): void {
+    this.items = [];
+  }
+
+  size(): number {
+    return this.items.length;
+  }
+}
+'''
+
+STORE_RS = '''pub struct Store {
+    items: Vec<String>,
+}
+
+impl Store {
+    pub fn add(&mut self, item: String) {
+        self.items.push(item);
+    }
+
+    /// Removes every item.
+    pub fn clear(&mut self) {
+        self.items = Vec::new();
+    }
+
+    pub fn size(&self) -> usize {
+        self.items.len()
+    }
+}
+'''
+
+# Two members shown back to back, the second without the doc comment the original has above it:
+# deleted (the lines stand together) or left out (a bare member keeps its comment)?
+BACK_TO_BACK = [
+    ("typescript", STORE_TS, '''export class Store {
+  // ... existing code ...
+  add(item: string): void {
+    if (!item) return;
+    this.items.push(item);
+  }
+
+  clear(): void {
+    this.items.length = 0;
+  }
+  // ... existing code ...
+}
+'''),
+    ("rust", STORE_RS, '''// ... existing code ...
+impl Store {
+    pub fn add(&mut self, item: String) {
+        if item.is_empty() {
+            return;
+        }
+        self.items.push(item);
+    }
+
+    pub fn clear(&mut self) {
+        self.items.clear();
+    }
+    // ... existing code ...
+}
+'''),
+]
+
+
+@pytest.mark.parametrize("lang,original,update", BACK_TO_BACK, ids=[c[0] for c in BACK_TO_BACK])
+def test_a_member_shown_right_after_another_without_its_comment_is_refused(lang, original, update):
+    res = structural_merge(original, update, lang)
+    assert not res.ok and res.readings is not None
+
+
+def test_a_member_shown_after_a_marker_without_its_comment_keeps_it():
+    """The plain counterpart: a marker between the two says nothing of the comment, which stays."""
+    update = '''export class Store {
+  // ... existing code ...
+  add(item: string): void {
+    if (!item) return;
+    this.items.push(item);
+  }
+  // ... existing code ...
+  clear(): void {
+    this.items.length = 0;
+  }
+  // ... existing code ...
+}
+'''
+    res = structural_merge(STORE_TS, update, "typescript")
+    expected = STORE_TS.replace("  add(item: string): void {\n", "  add(item: string): void {\n    if (!item) return;\n") \
+        .replace("this.items = [];", "this.items.length = 0;")
+    assert res.ok and res.text == expected
+
+
+# A test's tail wrapped in `try`/`finally` showing one statement, with the next test already
+# holding a `try`/`finally`: before the rule, Java, TypeScript and JavaScript put the region on the
+# next test's `try`, a copy of the statement added there (a column-0 marker, as the fuzz draw had).
+J_O = '''class RecordTest {
+  @Test
+  public void testSerialization() {
+    Gson gson = new GsonBuilder()
+        .create();
+
+    String json = gson.toJson(new Record());
+    assertThat(json).isEqualTo("{}");
+  }
+
+  @Test
+  public void testDeserialization() {
+    String oldValue = Record.s;
+    try {
+      Record obj = gson.fromJson("{}", Record.class);
+      assertThat(obj).isNotNull();
+    } finally {
+      Record.s = oldValue;
+    }
+  }
+}
+'''
+J_U = '''  @Test
+  public void testSerialization() {
+// ... existing code ...
+    try {
+      String json = gson.toJson(new Record());
+      // ... existing code ...
+    } finally {
+      lock.unlock();
+    }
+  }
+// ... existing code ...
+'''
+J_X = J_O.replace('''    String json = gson.toJson(new Record());
+    assertThat(json).isEqualTo("{}");
+''', '''    try {
+      String json = gson.toJson(new Record());
+      assertThat(json).isEqualTo("{}");
+    } finally {
+      lock.unlock();
+    }
+''')
+P_O = '''class TestRecord:
+    def test_serialization(self):
+        gson = Builder().create()
+
+        payload = gson.to_json(Record())
+        assert payload == "{}"
+
+    def test_deserialization(self):
+        old = Record.s
+        try:
+            obj = gson.from_json("{}", Record)
+            assert obj is not None
+        finally:
+            Record.s = old
+'''
+P_U = '''    def test_serialization(self):
+# ... existing code ...
+        try:
+            payload = gson.to_json(Record())
+            # ... existing code ...
+        finally:
+            lock.release()
+# ... existing code ...
+'''
+P_X = P_O.replace('''        payload = gson.to_json(Record())
+        assert payload == "{}"
+''', '''        try:
+            payload = gson.to_json(Record())
+            assert payload == "{}"
+        finally:
+            lock.release()
+''')
+T_O = '''describe('record', () => {
+  it('serializes', () => {
+    const gson = new Builder().create();
+
+    const json = gson.toJson(new Record());
+    expect(json).toBe('{}');
+  });
+
+  it('deserializes', () => {
+    const old = Record.s;
+    try {
+      const obj = gson.fromJson('{}', Record);
+      expect(obj).not.toBeNull();
+    } finally {
+      Record.s = old;
+    }
+  });
+});
+'''
+T_U = '''  it('serializes', () => {
+// ... existing code ...
+    try {
+      const json = gson.toJson(new Record());
+      // ... existing code ...
+    } finally {
+      lock.release();
+    }
+  });
+// ... existing code ...
+'''
+T_X = T_O.replace('''    const json = gson.toJson(new Record());
+    expect(json).toBe('{}');
+''', '''    try {
+      const json = gson.toJson(new Record());
+      expect(json).toBe('{}');
+    } finally {
+      lock.release();
+    }
+''')
+
+TAIL_WRAPS = [("java", J_O, J_U, J_X), ("python", P_O, P_U, P_X), ("typescript", T_O, T_U, T_X),
+              ("javascript", T_O, T_U, T_X)]
+
+
+@pytest.mark.parametrize("lang,original,update,expected", TAIL_WRAPS, ids=[c[0] for c in TAIL_WRAPS])
+@pytest.mark.parametrize("marker_depth", ["column 0", "indented"])
+def test_a_tail_wrapped_around_one_statement_never_lands_on_the_next_tests_try(lang, original, update, expected,
+                                                                                marker_depth):
+    if marker_depth == "indented":  # the first (column-0) marker indented like the `try` after it
+        lines = update.splitlines(keepends=True)
+        k = next(i for i, x in enumerate(lines) if x.startswith(("#", "//")))
+        lines[k] = lines[k + 1][:len(lines[k + 1]) - len(lines[k + 1].lstrip())] + lines[k]
+        update = "".join(lines)
+    res = structural_merge(original, update, lang)
+    assert not res.ok or res.text == expected
+
+
+# A loop wrapped in a new block, its header shown re-indented, a marker for its body (fold.py).
+LOOP_PY = '''import csv
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+def load(path):
+    rows = []
+    with open(path) as handle:
+        reader = csv.reader(handle)
+        for row in reader:
+            if not row:
+                continue
+            rows.append(row)
+    logger.info("loaded %d rows", len(rows))
+    return rows
+'''
+LOOP_PY_UPDATE = '''# ... existing code ...
+def load(path):
+    rows = []
+    with open(path) as handle:
+        reader = csv.reader(handle)
+        try:
+            for row in reader:
+                # ... existing code ...
+        except csv.Error as exc:
+            logger.error("bad csv: %s", exc)
+            raise
+    logger.info("loaded %d rows", len(rows))
+    return rows
+'''
+LOOP_PY_EXPECTED = LOOP_PY.replace('''        for row in reader:
+            if not row:
+                continue
+            rows.append(row)
+''', '''        try:
+            for row in reader:
+                if not row:
+                    continue
+                rows.append(row)
+        except csv.Error as exc:
+            logger.error("bad csv: %s", exc)
+            raise
+''')
+LOOP_GO = '''package load
+
+import "os"
+
+func Load(paths []string) ([]string, error) {
+	var out []string
+	total := 0
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, string(data))
+	}
+	total = len(out)
+	return out, nil
+}
+'''
+LOOP_GO_UPDATE = '''// ... existing code ...
+	total := 0
+	if len(paths) > 0 {
+		for _, p := range paths {
+			// ... existing code ...
+		}
+	} else {
+		return nil, errEmpty
+	}
+	total = len(out)
+// ... existing code ...
+'''
+LOOP_GO_EXPECTED = LOOP_GO.replace('''	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, string(data))
+	}
+''', '''	if len(paths) > 0 {
+		for _, p := range paths {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, string(data))
+		}
+	} else {
+		return nil, errEmpty
+	}
+''')
+LOOP_WRAPS = [("python", LOOP_PY, LOOP_PY_UPDATE, LOOP_PY_EXPECTED), ("go", LOOP_GO, LOOP_GO_UPDATE, LOOP_GO_EXPECTED)]
+
+
+@pytest.mark.parametrize("lang,original,update,expected", LOOP_WRAPS, ids=[c[0] for c in LOOP_WRAPS])
+def test_a_loop_wrapped_with_its_header_shown_is_read_as_the_wrap(lang, original, update, expected):
+    res = structural_merge(original, update, lang)
+    assert res.ok and res.text == expected
+    assert any("wrapped code's own" in r for r in res.reasons)
+
+
+def test_a_shown_header_that_is_not_the_originals_is_no_fold():
+    """The header shown one step deeper but edited (`for row in rows:`): not the wrapped code's own
+    lines, so no fold; the merge says what it doubts instead of answering."""
+    from fastapply.markers import marker_flags
+    from fastapply.merge.fold import fold_shown_wrap
+
+    update = LOOP_PY_UPDATE.replace("            for row in reader:", "            for row in rows:")
+    upd, orig = update.splitlines(), LOOP_PY.splitlines()
+    assert fold_shown_wrap(upd, marker_flags(upd, orig), orig, "python") is None
+    upd = LOOP_PY_UPDATE.splitlines()
+    folded = fold_shown_wrap(upd, marker_flags(upd, orig), orig, "python")
+    assert folded is not None and "            for row in reader:" not in folded
+    assert folded[folded.index("        try:") + 1] == "            # ... existing code ..."
+
+
+def test_a_fold_is_kept_only_when_the_answer_holds_every_line_of_the_snippet_as_written():
+    from fastapply.merge.fold import keeps_snippet_lines
+
+    upd = ["    try:", "        for x in y:", "            # ... existing code ...", "    except E:", "        raise"]
+    flags = [False, False, True, False, False]
+    merged = ["def f():", "    try:", "        for x in y:", "            go(x)", "    except E:", "        raise"]
+    assert keeps_snippet_lines(upd, flags, merged)
+    assert not keeps_snippet_lines(upd, flags, [ln.replace("        for", "    for") for ln in merged])
+    assert not keeps_snippet_lines(upd, flags, merged[:-1])
+
+
+# A snippet that starts at the function it edits, no marker above it (checks.head_holds_unnamed_code).
+HEAD_TS = '''import { clamp } from './math';
+import type { Track } from './track';
+
+const MAX_GAIN = 4;
+
+export function normalize(track: Track): number {
+  return clamp(track.peak, 0, 1);
+}
+
+export function gainFor(track: Track, target: number): number {
+  const peak = normalize(track);
+  if (peak === 0) {
+    return 1;
+  }
+  return Math.min(target / peak, MAX_GAIN);
+}
+'''
+
+
+def test_a_snippet_starting_at_its_function_keeps_the_imports_and_functions_above():
+    update = '''export function gainFor(track: Track, target: number): number {
+  // ... existing code ...
+  if (peak === 0) {
+    return 0;
+  }
+  // ... existing code ...
+}
+'''
+    res = structural_merge(HEAD_TS, update, "typescript")
+    assert res.ok and res.text == HEAD_TS.replace("    return 1;", "    return 0;")
+    assert any("kept the original's lines above the snippet" in r for r in res.reasons)
+
+
+def test_a_head_of_one_unnamed_attribute_is_still_a_question():
+    """What the head holds decides: a lone crate attribute (serde's `#![cfg(...)]`) may well be
+    what the snippet deletes."""
+    original = '#![cfg(feature = "std")]\n#![allow(dead_code)]\n\nfn main() {\n    run();\n}\n\nfn run() {}\n'
+    update = '#![allow(dead_code)]\n\nfn main() {\n    run();\n    // ... existing code ...\n}\n// ... existing code ...\n'
+    res = structural_merge(original, update, "rust")
+    assert not res.ok and any("keep or delete the lines above" in r for r in res.reasons)
+
+
+def test_an_import_added_before_a_blank_line_and_a_marker_replaces_no_constants():
+    original = "import os\nimport sys\n\nLIMIT = 3\nNAME = 'x'\n\n\ndef main():\n    return os.getcwd()\n"
+    update = "import os\nimport sys\nimport json\n\n# ... existing code ...\n"
+    res = structural_merge(original, update, "python")
+    assert res.ok and res.text == original.replace("import sys\n", "import sys\nimport json\n")
+    # (a new line that is no import keeps the doubt: it may replace the two constants)
+    other = structural_merge(original, "import os\nimport sys\nTIMEOUT = 5\n\n# ... existing code ...\n", "python")
+    assert not other.ok
