@@ -691,3 +691,90 @@ def test_an_import_added_before_a_blank_line_and_a_marker_replaces_no_constants(
     # (a new line that is no import keeps the doubt: it may replace the two constants)
     other = structural_merge(original, "import os\nimport sys\nTIMEOUT = 5\n\n# ... existing code ...\n", "python")
     assert not other.ok
+
+
+# A definition's header and its final `return` restated, the body between them elided
+# (unanchored.restated_header, unanchored.restated_return, plan_indent's same-definition header).
+SIG_PY = '''import math
+
+
+class Gauge:
+    def __init__(self, lo, hi):
+        self.lo, self.hi = lo, hi
+
+    def read(self, raw: float) -> float:
+        value = (raw - self.lo) / (self.hi - self.lo)
+        value = max(0.0, min(1.0, value))
+        return value
+
+    def label(self) -> str:
+        return f"{self.lo}-{self.hi}"
+'''
+SIG_GO = '''package gauge
+
+type Gauge struct {
+	Lo, Hi float64
+}
+
+func (g *Gauge) Read(raw float64) float64 {
+	v := (raw - g.Lo) / (g.Hi - g.Lo)
+	if v < 0 {
+		v = 0
+	}
+	return v
+}
+
+func (g *Gauge) Label() string {
+	return "gauge"
+}
+'''
+SIG_CASES = [
+    ("python", SIG_PY, '''    # ... existing code ...
+    def read(self, raw: float) -> tuple[float, bool]:
+        # ... existing code ...
+        return value, value >= 1.0
+    # ... existing code ...
+''', SIG_PY.replace("def read(self, raw: float) -> float:", "def read(self, raw: float) -> tuple[float, bool]:")
+        .replace("        return value\n", "        return value, value >= 1.0\n")),
+    ("go", SIG_GO, '''// ... existing code ...
+func (g *Gauge) Read(raw float64) (float64, bool) {
+	// ... existing code ...
+	return v, v >= 1
+}
+// ... existing code ...
+''', SIG_GO.replace("func (g *Gauge) Read(raw float64) float64 {", "func (g *Gauge) Read(raw float64) (float64, bool) {")
+        .replace("\treturn v\n", "\treturn v, v >= 1\n")),
+]
+
+
+@pytest.mark.parametrize("lang,original,update,expected", SIG_CASES, ids=[c[0] for c in SIG_CASES])
+def test_a_signature_and_its_final_return_restated_around_a_marker(lang, original, update, expected):
+    res = structural_merge(original, update, lang)
+    assert res.ok and res.text == expected
+
+
+def test_a_return_followed_by_a_marker_at_body_depth_may_be_an_early_one():
+    """Python has no closer to say where the body ends: a marker at the body's depth after the
+    `return` stands for more of the body, so the `return` is not read as the final one."""
+    update = '''    # ... existing code ...
+    def read(self, raw: float) -> tuple[float, bool]:
+        # ... existing code ...
+        return value, value >= 1.0
+        # ... existing code ...
+'''
+    res = structural_merge(SIG_PY, update, "python")
+    assert not res.ok or res.text.count("return value") == 1
+
+
+def test_a_new_last_statement_that_is_no_return_replaces_nothing():
+    """Go: `g.log(v)` before the closer, after a marker: an insertion or an edit of the return?
+    Only a `return` is read as the final one."""
+    update = '''// ... existing code ...
+func (g *Gauge) Read(raw float64) (float64, bool) {
+	// ... existing code ...
+	g.log(v)
+}
+// ... existing code ...
+'''
+    res = structural_merge(SIG_GO, update, "go")
+    assert not res.ok or "\treturn v\n" in res.text

@@ -6,6 +6,8 @@ and attributes directly above it, since a snippet that re-states a function re-s
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 
 from fastapply.languages import BY_NAME, def_kinds, parse, union, unparsable
@@ -71,6 +73,13 @@ def cut_inside_prefix(u: Definition, u_lines: list[str], o: Definition, orig: li
     shown = [x.strip() for x in u_lines[:name_row(u) - u.start]]
     kept = [x.strip() for x in orig[o.start:name_row(o)]]
     return 0 < len(shown) < len(kept) and kept[-len(shown):] == shown
+
+
+def names_header(d: Definition, line: str) -> bool:
+    """`line` names `d` right before its parameters or type parameters (`Render(` for Go's
+    `Mixer.Render`, `compatible<'a>(`): a header of that definition, whatever else changed."""
+    name = d.name.rsplit(".", 1)[-1] if d.name else ""
+    return bool(name) and re.search(rf"\b{re.escape(name)}\s*[(<]", line) is not None
 
 
 def name_row(d: Definition) -> int:

@@ -26,16 +26,16 @@ from fastapply.merge.text import indent_of, is_blank, occurrences
 def fold_shown_wrap(upd: list[str], flags: list[bool], orig: list[str], lang: str | None) -> list[str] | None:
     """The snippet with each shown wrap edge folded into its marker, or None when it has none.
 
-    A fold needs, in order: a new opener (not an original line as written) at indent I; right after
+    A fold needs, in order: a new opener at indent I (not the line right above the shown code in
+    the original); right after
     it, one or more lines that are a run of the original's lines as written at I, shown one step
     deeper; a marker at least that deep; then, optionally, more such lines (the wrapped code's
     closer or last lines) at that depth or deeper; then a line at I (the handler, `} else {`, the
     block's closer). The shown head and the marker become one marker at the step's depth."""
-    as_written = {x.rstrip() for x in orig}
     out: list[str] = []
     i, folded = 0, False
     while i < len(upd):
-        fold = _fold_at(i, upd, flags, orig, as_written, lang)
+        fold = _fold_at(i, upd, flags, orig, lang)
         if fold is None:
             out.append(upd[i])
             i += 1
@@ -46,11 +46,10 @@ def fold_shown_wrap(upd: list[str], flags: list[bool], orig: list[str], lang: st
     return out if folded else None
 
 
-def _fold_at(i: int, upd: list[str], flags: list[bool], orig: list[str], as_written: set[str],
-             lang: str | None) -> tuple[int, str] | None:
+def _fold_at(i: int, upd: list[str], flags: list[bool], orig: list[str], lang: str | None) -> tuple[int, str] | None:
     """(index after the folded lines, the marker line that replaces them) for an opener at i."""
     opener = upd[i]
-    if flags[i] or not opens_block(opener, lang) or opener.rstrip() in as_written or i + 1 >= len(upd):
+    if flags[i] or not opens_block(opener, lang) or i + 1 >= len(upd):
         return None
     level, inner = indent_of(opener), indent_of(upd[i + 1])
     if flags[i + 1] or is_blank(upd[i + 1]) or not (inner.startswith(level) and len(inner) > len(level)):
@@ -64,6 +63,10 @@ def _fold_at(i: int, upd: list[str], flags: list[bool], orig: list[str], as_writ
         return None
     if occurrences(orig, head) != 1 or (tail and not occurrences(orig, tail)):
         return None  # (the head must say which code is wrapped: one place in the original)
+    at = next(p for p in range(len(orig)) if orig[p:p + len(head)] == head)
+    above = next((x for x in reversed(orig[:at]) if not is_blank(x)), None)
+    if above is not None and above.rstrip() == opener.rstrip():
+        return None  # (the opener stands right above that code already: no new block)
     # (the tail stays: shown after the marker at the wrap's depth, wrap.py lowers it onto the
     # wrapped code's last lines, such as the loop's `}`, which a new closer after the handler
     # would otherwise take)

@@ -8,6 +8,7 @@ whose old copies stay on both sides of a span.
 from __future__ import annotations
 
 from fastapply.merge.checks.base import LinePlan
+from fastapply.merge.defs import name_row, names_header
 from fastapply.merge.seams import broken_seam, opens_block, seam_pairs
 from fastapply.merge.text import indent_of, is_blank, is_trivial
 
@@ -51,10 +52,21 @@ def edited_opener_before_marker(plan: LinePlan) -> str | None:
             continue
         new, old = shown[-1], plan.orig[end - 1]
         if new.rstrip() != old.rstrip() and opens_block(new, plan.lang) and opens_block(old, plan.lang) and \
-                indent_of(new) == indent_of(old) and len(r.after_indent) > len(indent_of(new)):
+                indent_of(new) == indent_of(old) and len(r.after_indent) > len(indent_of(new)) and \
+                not _same_definition_header(new, end - 1, plan):
             return (f"region {i + 1}'s `{new.strip()[:40]}` edits `{old.strip()[:40]}` and a deeper marker follows: "
                     "that block's header edited, or a new block around the old one?")
     return None
+
+
+def _same_definition_header(new: str, row: int, plan: LinePlan) -> bool:
+    """`new` restates the header of the definition named on original line `row`: the same name
+    right before its parameters (a return type or a parameter changed). No block wraps a
+    definition under its own name, so that is an edit of the header."""
+    for d in plan.defs:
+        if name_row(d) == row and names_header(d, new):
+            return True
+    return False
 
 
 def _line_after_block(orig: list[str], opener: int, lang: str | None) -> int | None:
