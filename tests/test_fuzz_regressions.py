@@ -14,6 +14,7 @@ from tests.conftest import SHARED_EVALS
 WRONG_BEFORE = [  # (pattern, seed, index): the rule that now refuses or places it
     ("delete_between", 15497, 1998),  # comments_left_out: a doc comment deleted between two members shown back to back
     ("wrap_marker", 15497, 508),  # shown_under_hidden_opener: `try:` around a `try:`, the shown lines into its handler
+    ("wrap_tail", 29573, 1276),  # core._defined_twice: a new `try:` put on the next function's, which the region restates
     ("wrap_tail", 57203, 1606),  # wrapped_run_kept_elsewhere: one unique statement wrapped, put on the next test's `try {`
     ("wrap_marker", 3, 883),    # marker_deeper_than_code: a marker in a new block that stands for no line
     ("wrap_marker", 3, 1364),   # the same

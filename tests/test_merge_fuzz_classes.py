@@ -658,15 +658,16 @@ def test_a_region_written_as_it_stands_may_repeat_a_nearby_line():
 
 def test_a_header_copied_as_written_is_no_edit_placed_elsewhere():
     """`definition_added_again` reads a header with only its comment changed as an edit of that
-    definition; a header copied as written (a second `def a():` appended on purpose) is left to the
-    snippet, as before."""
+    definition; a header copied as written (a second `def a():` appended) is no edit of the first,
+    and the answer, which would define `a` twice while the snippet shows it once, is refused
+    (core._defined_twice: the copy went next to the old one instead of replacing it?)."""
     from fastapply.merge.text import code_of
     assert code_of("def test_brotli():  # beta") == code_of("def test_brotli():") == "def test_brotli():"
     assert code_of('x = "a # b"') == 'x = "a # b"'  # a `#` inside a string is no comment
     orig = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
     update = "# ... existing code ...\ndef b():\n    return 2\n\n\ndef a():\n    return 3\n"
     res = structural_merge(orig, update, "python")
-    assert res.ok and res.text == orig + "\n\ndef a():\n    return 3\n", res.reasons
+    assert not res.ok and "twice" in res.reasons[0], res.reasons
 
 
 def test_a_run_of_two_statements_after_a_marker_ends_a_small_deletion_at_its_nearest_copy():

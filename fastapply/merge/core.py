@@ -211,11 +211,11 @@ def _by_members(edit: _Edit, by_lines: Placement) -> MergeResult | None:
 
 def _checked(edit: _Edit, placement: Placement, method: str) -> MergeResult:
     """The accepted placement as a merged file, if it passes the checks every merge must pass."""
-    if edit.n_markers == 0:
-        merged = placement.lines or []
-        refusal = _no_change_from_scattered_lines(edit, merged) or _defined_twice(edit, merged)
-        if refusal:
-            return _refuse([refusal], edit.lang, method)
+    merged = placement.lines or []
+    refusal = (_no_change_from_scattered_lines(edit, merged) if edit.n_markers == 0 else None) or \
+        _defined_twice(edit, merged)
+    if refusal:
+        return _refuse([refusal], edit.lang, method)
     text = edit.text(placement.lines)
     findings = validate(edit.original, edit.update, text, edit.lang)
     errors = [f.line() for f in findings if f.severity == "error"]
@@ -247,10 +247,11 @@ def _no_change_from_scattered_lines(edit: _Edit, merged: list[str]) -> str | Non
 
 
 def _defined_twice(edit: _Edit, merged: list[str]) -> str | None:
-    """A marker-free snippet (whose definitions replace the original's by name) would leave a
-    definition the original has once, by the same header line, there twice: the snippet's copy went
-    next to the old one instead of replacing it (cut before the definition's end). (With markers,
-    see `readings.py`: a reading that does this is no reading.)"""
+    """The answer would leave a definition the original has once, by the same header line, there
+    twice, while the snippet shows it less than twice: the snippet's copy went next to the old one
+    instead of replacing it (a marker-free snippet cut before the definition's end; a region that
+    restates the next function after a new `try:` placed on that function's own `try:`, held-out
+    fuzz seed 29573). The same rule drops such readings (`readings.py`)."""
     header = defined_twice(edit.orig_lines, edit.upd_lines, merged, edit.lang)
     return f"`{header[:60]}` would be in the file twice (the original has it once): misplaced?" if header else None
 
