@@ -778,3 +778,37 @@ func (g *Gauge) Read(raw float64) (float64, bool) {
 '''
     res = structural_merge(SIG_GO, update, "go")
     assert not res.ok or "\treturn v\n" in res.text
+
+
+# A function restated whole with a new signature and body (whole_defs._edited_headers), and the
+# same with the next function's header as context (whole_defs._named_twice). Both were silent
+# wrongs in Python on 742ab5b: the new header and body went in, the old body stayed after them.
+RESTATED = {
+    "python": ("import os\n\n\ndef foo(x):\n    y = x * 2\n    return y\n\n\ndef bar():\n    return 1\n",
+               "# ... existing code ...\ndef foo(x, z):\n    return x + z\n# ... existing code ...\n",
+               "import os\n\n\ndef foo(x, z):\n    return x + z\n\n\ndef bar():\n    return 1\n",
+               "\n\ndef bar():\n# ... existing code ...\n"),
+    "go": ("package a\n\nfunc Foo(x int) int {\n\ty := x * 2\n\treturn y\n}\n\nfunc Bar() int {\n\treturn 1\n}\n",
+           "// ... existing code ...\nfunc Foo(x int, z int) int {\n\treturn x + z\n}\n// ... existing code ...\n",
+           "package a\n\nfunc Foo(x int, z int) int {\n\treturn x + z\n}\n\nfunc Bar() int {\n\treturn 1\n}\n",
+           "\nfunc Bar() int {\n// ... existing code ...\n"),
+    "javascript": ("const a = 1;\n\nfunction foo(x) {\n  const y = x * 2;\n  return y;\n}\n\nfunction bar() {\n  return 1;\n}\n",
+                   "// ... existing code ...\nfunction foo(x, z) {\n  return x + z;\n}\n// ... existing code ...\n",
+                   "const a = 1;\n\nfunction foo(x, z) {\n  return x + z;\n}\n\nfunction bar() {\n  return 1;\n}\n",
+                   "\nfunction bar() {\n// ... existing code ...\n"),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(RESTATED))
+def test_a_function_restated_with_a_new_signature_replaces_the_whole_old_one(lang):
+    original, update, expected, _ = RESTATED[lang]
+    res = structural_merge(original, update, lang)
+    assert res.ok and res.text == expected
+
+
+@pytest.mark.parametrize("lang", sorted(RESTATED))
+def test_restated_before_the_next_functions_header_it_never_keeps_the_old_body(lang):
+    original, update, expected, context = RESTATED[lang]
+    update = update.rsplit("\n", 2)[0] + "\n" + context  # the last marker: the next function's header instead
+    res = structural_merge(original, update, lang)
+    assert not res.ok or res.text == expected

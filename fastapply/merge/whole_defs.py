@@ -16,10 +16,11 @@ Then the old body is replaced as a whole.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from fastapply.languages import parse
-from fastapply.merge.defs import Definition, collect, flatten, parse_definitions
+from fastapply.merge.defs import Definition, collect, flatten, names_header, parse_definitions
 from fastapply.merge.text import dedent, indent_of, is_trivial
 
 
@@ -65,12 +66,43 @@ def defined_twice(orig: list[str], upd: list[str], merged: list[str], lang: str 
     snippet's copy went next to the old one instead of replacing it. None when there is none."""
     if lang is None:
         return None
-    before = header_counts(original_definitions(orig, lang))
-    after = header_counts(original_definitions(merged, lang))
+    old_defs, new_defs = original_definitions(orig, lang), original_definitions(merged, lang)
+    before, after = header_counts(old_defs), header_counts(new_defs)
     shown = Counter(x.strip() for x in upd)
     for (path, name, header), n in after.items():
         if n > before[(path, name, header)] >= 1 and shown[header] < 2:
             return header
+    return _named_twice(old_defs, new_defs, upd, lang)
+
+
+# Languages where two functions of one name in one scope are never overloads: the second replaces
+# the first (Python, JavaScript) or does not compile (Go). Not Rust: the `fn from` of two
+# `impl From<...> for Value` blocks share the name that scopes them here (serde `from.rs`).
+_NO_OVERLOADS = frozenset({"python", "javascript", "jsx", "go"})
+
+
+def _named_twice(old_defs: list[Definition], new_defs: list[Definition], upd: list[str], lang: str) -> str | None:
+    """The same by name, for a function whose header the snippet edited (`def foo(x, z):` for
+    `def foo(x):`): the merged file defines it twice in one scope where the original has it once,
+    and the snippet restates it once; the new header went in beside the old body. Only where a
+    name cannot be overloaded, and only for plain identifiers (not `it("...")` tests)."""
+    if lang not in _NO_OVERLOADS:
+        return None
+    def names(defs: list[Definition]) -> tuple[Counter, dict]:
+        counts: Counter = Counter()
+        where: dict = {}
+        for (path, name, header), n in header_counts(defs).items():
+            if re.fullmatch(r"[\w.$]+", name or ""):
+                counts[(path, name)] += n
+                where[(path, name)] = header
+        return counts, where
+    before, _ = names([d for d in old_defs if d.kind == "fn"])
+    after, where = names([d for d in new_defs if d.kind == "fn"])
+    for key, n in after.items():
+        if n > before[key] >= 1:
+            d = next(d for d in new_defs if d.name == key[1])
+            if sum(1 for x in upd if names_header(d, x) and x.rstrip().endswith((":", "{"))) < 2:
+                return where[key]
     return None
 
 
@@ -113,11 +145,21 @@ def extend_to_whole_definition(start: int, end: int, repl: list[str], written: l
     for d in defs:
         if not (start <= d.node_start < end <= d.end < limit):
             continue
-        heads = [h for h, x in enumerate(repl) if x.strip() == d.header]
+        heads = [h for h, x in enumerate(repl) if x.strip() == d.header] or _edited_headers(d, repl, orig)
         if len(heads) != 1 or sum(1 for x in orig[start:end] if x.strip() == d.header) != 1:
             continue  # the header is missing or repeated: no safe pairing
         h = heads[0]
-        if _complete_in_region(written[h:], d.header, indent_of(written[h]), marker_indent, ends_file, lang,
+        if _complete_in_region(written[h:], repl[h].strip(), indent_of(written[h]), marker_indent, ends_file, lang,
                                orig[d.node_start:d.end + 1]):
             return d.end + 1
     return end
+
+
+def _edited_headers(d: Definition, repl: list[str], orig: list[str]) -> list[int]:
+    """The lines of `repl` that restate `d`'s header edited (a new parameter or return type): they
+    name `d` before its parameters and begin with the same word at the same indentation. A region
+    that restates `def foo(x, z):` and a new body replaces all of the old `def foo(x):`, not only its
+    header line (which left the old body after the new one: a silent wrong before this rule)."""
+    old = orig[d.node_start]
+    return [h for h, x in enumerate(repl)
+            if indent_of(x) == indent_of(old) and x.split()[:1] == old.split()[:1] and names_header(d, x)]
