@@ -67,6 +67,7 @@ def test_the_margin_needed_depends_on_the_best_readings_doubt():
     apply the best reading's own."""
     assert margin_needed("the deeper marker read as wrapped code, region 2 after the wrapped code") == MARGIN_NATS
     assert margin_needed("region 1 at line 7") == margin_needed("as placed") == margin_needed(None) == MARGIN_NATS_OTHER
+    assert margin_needed("the deeper marker read as wrapped code, the lines above it deleted") == MARGIN_NATS_OTHER
     assert MARGIN_NATS < MARGIN_NATS_OTHER
     lead = MARGIN_NATS + 1.0  # enough for a wrap reading, not for another
     assert decide([-1.0, -1.0 - lead], [MARGIN_NATS, MARGIN_NATS_OTHER]) == (0, lead, 0)
