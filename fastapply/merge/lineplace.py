@@ -289,8 +289,7 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
             span, f = placed
         elif c is None:
             placed = place_unanchored(i, r.lines, r.marker_before, r.marker_after, i == len(regions) - 1,
-                                      orig, prev_end, next_start, lambda: original_definitions(orig, lang),
-                                      r.after_indent if r.marker_after else None)
+                                      orig, prev_end, next_start, lambda: original_definitions(orig, lang), r.after_indent)
             if isinstance(placed, str):
                 return Refusal(placed)
             span, f = placed

@@ -70,7 +70,8 @@ def place_unanchored(i: int, lines: list[str], marker_before: bool, marker_after
     """Place region `i` (its `lines`), which has no anchored placement, between original lines lo
     and hi: ((start, end exclusive, replacement), edge lines matched by similarity), or the reason
     it cannot be placed. `last`: it is the snippet's last region. `defs`: the original's
-    definitions, flattened (computed when needed); `after_indent`: the marker after it's."""
+    definitions, flattened (computed when needed); `after_indent`: the marker after it's (used
+    only when there is one)."""
     placed = _place_unanchored(i, lines, marker_before, marker_after, last, orig, lo, hi, defs, after_indent)
     if isinstance(placed, str):
         return placed
@@ -116,7 +117,8 @@ def _place_unanchored(i: int, lines: list[str], marker_before: bool, marker_afte
     placed = place_by_subject(lines, orig, lo, hi)
     if placed is None:
         placed = restated_header(lines, orig, lo, hi, defs()) or \
-            (restated_return(lines, orig, lo, hi, defs(), after_indent) if marker_before else None)
+            (restated_return(lines, orig, lo, hi, defs(), after_indent if marker_after else None)
+             if marker_before else None)
         if placed is not None:
             return placed, 1
     if placed is None:
