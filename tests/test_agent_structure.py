@@ -763,7 +763,7 @@ def test_a_return_followed_by_a_marker_at_body_depth_may_be_an_early_one():
         # ... existing code ...
 '''
     res = structural_merge(SIG_PY, update, "python")
-    assert not res.ok or res.text.count("return value") == 1
+    assert not res.ok  # (without the rule it replaced the final `return`, which the marker may follow)
 
 
 def test_a_new_last_statement_that_is_no_return_replaces_nothing():

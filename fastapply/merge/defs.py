@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from fastapply.languages import BY_NAME, def_kinds, parse, union, unparsable
-from fastapply.merge.text import is_blank
+from fastapply.merge.text import indent_of, is_blank
 
 # Per-language node types come from the language table (fastapply/languages.py), over every
 # language: node types do not collide across grammars.
@@ -80,6 +80,12 @@ def names_header(d: Definition, line: str) -> bool:
     `Mixer.Render`, `compatible<'a>(`): a header of that definition, whatever else changed."""
     name = d.name.rsplit(".", 1)[-1] if d.name else ""
     return bool(name) and re.search(rf"\b{re.escape(name)}\s*[(<]", line) is not None
+
+
+def restates_header(d: Definition, new: str, old: str) -> bool:
+    """`new` restates `d`'s header line `old`, edited (a new parameter or return type): the same
+    indentation and first word, and it names `d` before its parameters."""
+    return indent_of(new) == indent_of(old) and new.split()[:1] == old.split()[:1] and names_header(d, new)
 
 
 def name_row(d: Definition) -> int:

@@ -9,10 +9,9 @@
 Read line by line, the re-indented header looks like a new opener and the merge refuses (a new
 block next to the old one?). Folded, the snippet is `try:` / one marker one level deeper / (the
 closer) / `except ...:`, the wrap `wrap.py` reads (the marker stands for the wrapped code,
-re-indented). The
-caller merges the folded snippet and keeps the answer only when every line of the snippet as
-written stands in it, in order and as indented (`keeps_snippet_lines`): the fold changed how the
-snippet is read, never what it says.
+re-indented). The caller merges the folded snippet and keeps the answer only when every line of
+the snippet as written stands in it, in order and as indented (`keeps_snippet_lines`): the fold
+changed how the snippet is read, never what it says.
 
 Pure: lines in, lines out.
 """
@@ -27,9 +26,8 @@ def fold_shown_wrap(upd: list[str], flags: list[bool], orig: list[str], lang: st
     """The snippet with each shown wrap edge folded into its marker, or None when it has none.
 
     A fold needs, in order: a new opener at indent I (not the line right above the shown code in
-    the original); right after
-    it, one or more lines that are a run of the original's lines as written at I, shown one step
-    deeper; a marker at least that deep; then, optionally, more such lines (the wrapped code's
+    the original); right after it, one or more lines that are a run of the original's lines as
+    written at I, shown one step deeper; a marker at least that deep; then, optionally, more such lines (the wrapped code's
     closer or last lines) at that depth or deeper; then a line at I (the handler, `} else {`, the
     block's closer). The shown head and the marker become one marker at the step's depth."""
     out: list[str] = []
@@ -55,10 +53,10 @@ def _fold_at(i: int, upd: list[str], flags: list[bool], orig: list[str], lang: s
     if flags[i + 1] or is_blank(upd[i + 1]) or not (inner.startswith(level) and len(inner) > len(level)):
         return None
     step = len(inner) - len(level)
-    head, k = _run(upd, flags, i + 1, step, len(inner), orig)
+    head, k = _run(upd, flags, i + 1, step, len(inner))
     if not head or k >= len(upd) or not flags[k] or len(indent_of(upd[k])) < len(inner):
         return None
-    tail, m = _run(upd, flags, k + 1, step, len(inner), orig)
+    tail, m = _run(upd, flags, k + 1, step, len(inner))
     if m >= len(upd) or flags[m] or is_blank(upd[m]) or indent_of(upd[m]) != level:
         return None
     if occurrences(orig, head) != 1 or (tail and not occurrences(orig, tail)):
@@ -73,9 +71,10 @@ def _fold_at(i: int, upd: list[str], flags: list[bool], orig: list[str], lang: s
     return k + 1, inner + upd[k].strip()
 
 
-def _run(upd: list[str], flags: list[bool], j: int, step: int, depth: int, orig: list[str]) -> tuple[list[str], int]:
-    """The lines from j on, up to a marker, a blank line or a shallower line, that are original
-    lines shown `step` deeper: (those lines as the original has them, the index after them)."""
+def _run(upd: list[str], flags: list[bool], j: int, step: int, depth: int) -> tuple[list[str], int]:
+    """The lines from j on, up to a marker, a blank line or a shallower line, `step` deeper than
+    their original would stand: (those lines `step` shallower, the index after them; the caller
+    checks that the original has them)."""
     out: list[str] = []
     while j < len(upd) and not flags[j] and not is_blank(upd[j]) and len(indent_of(upd[j])) >= depth:
         line = upd[j]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from fastapply.merge.defs import Definition, name_row, names_header
+from fastapply.merge.defs import Definition, name_row, names_header, restates_header
 from fastapply.merge.edge_lines import consume_back, consume_forward
 from fastapply.merge.text import CLOSERS, indent_of, is_blank, is_trivial, same_subject
 
@@ -147,9 +147,7 @@ def restated_header(lines: list[str], orig: list[str], lo: int, hi: int,
     hits = []
     for d in defs:
         row = name_row(d)
-        if not (lo <= row < hi) or not d.name or indent_of(orig[row]) != indent_of(head):
-            continue
-        if orig[row].split()[:1] == head.split()[:1] and names_header(d, head) and names_header(d, orig[row]):
+        if lo <= row < hi and restates_header(d, head, orig[row]) and names_header(d, orig[row]):
             hits.append(row)
     if len(set(hits)) != 1:
         return None

@@ -20,7 +20,7 @@ import re
 from collections import Counter
 
 from fastapply.languages import parse
-from fastapply.merge.defs import Definition, collect, flatten, names_header, parse_definitions
+from fastapply.merge.defs import Definition, collect, flatten, names_header, parse_definitions, restates_header
 from fastapply.merge.text import dedent, indent_of, is_trivial
 
 
@@ -160,6 +160,4 @@ def _edited_headers(d: Definition, repl: list[str], orig: list[str]) -> list[int
     name `d` before its parameters and begin with the same word at the same indentation. A region
     that restates `def foo(x, z):` and a new body replaces all of the old `def foo(x):`, not only its
     header line (which left the old body after the new one: a silent wrong before this rule)."""
-    old = orig[d.node_start]
-    return [h for h, x in enumerate(repl)
-            if indent_of(x) == indent_of(old) and x.split()[:1] == old.split()[:1] and names_header(d, x)]
+    return [h for h, x in enumerate(repl) if restates_header(d, x, orig[d.node_start])]

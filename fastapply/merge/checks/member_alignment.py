@@ -115,10 +115,7 @@ def attributes_left_out(m: ShownMember) -> str | None:
     `@Override`), and right above it the snippet shows code, not a marker: read that way the
     attributes are deleted; read as a bare member (which keeps them) they are elided. Refuse."""
     u, o = m.u, m.o
-    if o.node_start <= o.attr_start or u.node_start > u.attr_start:
-        return None
-    above = next((row for row in range(u.start - 1, -1, -1) if not is_blank(m.upd[row])), None)
-    if above is None or above in m.markers:
+    if o.node_start <= o.attr_start or u.node_start > u.attr_start or not _below_shown_code(m):
         return None
     return (f"`{u.name}` is shown without the original's `{m.orig[o.attr_start].strip()[:40]}` and right below "
             "other code: are its attributes deleted, or left out?")
@@ -130,13 +127,16 @@ def comments_left_out(m: ShownMember) -> str | None:
     is deleted (the two lines stand together); read as a bare member (which keeps it) it is
     elided. Refuse (held-out fuzz seed 15497: a doc comment deleted between two methods)."""
     u, o = m.u, m.o
-    if o.attr_start <= o.start or u.attr_start > u.start:
-        return None
-    above = next((row for row in range(u.start - 1, -1, -1) if not is_blank(m.upd[row])), None)
-    if above is None or above in m.markers:
+    if o.attr_start <= o.start or u.attr_start > u.start or not _below_shown_code(m):
         return None
     return (f"`{u.name}` is shown without the original's comment `{m.orig[o.start].strip()[:40]}` and right "
             "below other code: is the comment deleted, or left out?")
+
+
+def _below_shown_code(m: ShownMember) -> bool:
+    """Right above the member the snippet shows code (its nearest non-blank line is no marker)."""
+    above = next((row for row in range(m.u.start - 1, -1, -1) if not is_blank(m.upd[row])), None)
+    return above is not None and above not in m.markers
 
 
 def new_member_after_top_level_marker(m: NewMember) -> str | None:

@@ -106,7 +106,7 @@ def _blank_bounded(edge: list[str], orig: list[str], at: int, stop: int, step: i
         run += 1
     if not (0 < run <= BLANK_BOUNDED_RUN and (j < stop if step > 0 else j > stop) and is_blank(orig[j])):
         return False
-    ran = orig[min(at, j + 1):max(at + 1, j)]
+    ran = orig[at:j] if step > 0 else orig[j + 1:at + 1]  # the short run, from `at` to the blank line
     return not (all(is_import_line(x) for x in edge[:k]) and not any(is_import_line(x) for x in ran))
 
 
