@@ -182,9 +182,10 @@ class ModelEngine(SpecEngine):
 
     def decode_tokens(self, req: ApplyRequest, draft_texts: Sequence[tuple[str, str]] | None,
                       should_stop: Callable[[], bool] | None, stats: Stats,
-                      k_max: int = 128) -> Iterator[list[int]]:
+                      k_max: int = 128, backend: Backend | None = None) -> Iterator[list[int]]:
         """Yield verified output tokens in chunks. `draft_texts=None` decodes plainly; otherwise the
-        texts (first = primary) are the draft sources."""
+        texts (first = primary) are the draft sources. `backend`: another copy of the model (the
+        judge's dtype) to decode with."""
         # The original and the update are both draft sources and budget inputs: tokenize each once.
         cache: dict[str, list[int]] = {}
 
@@ -203,7 +204,8 @@ class ModelEngine(SpecEngine):
         s = req.sampling
         cfg = DecodeConfig(max_new_tokens=max_new, temperature=s.temperature, top_p=s.top_p, seed=s.seed)
         try:
-            yield from decode(self.backend, ids, drafter, cfg, self.stop_ids, self.stop_check, should_stop, stats)
+            yield from decode(backend or self.backend, ids, drafter, cfg, self.stop_ids, self.stop_check, should_stop,
+                              stats)
         finally:
             if self.draft is not None:
                 self.draft.backend.release()
@@ -213,6 +215,14 @@ class ModelEngine(SpecEngine):
                  k_max: int = 128) -> Iterator[TextDelta | tuple[str, list[Finding]]]:
         """Yield TextDelta events as text is verified, then one (merged, findings) tuple."""
         yield from self.text_events(self.decode_tokens(req, draft_texts, should_stop, stats, k_max))
+
+    def confirm(self, req: ApplyRequest, draft_texts: Sequence[tuple[str, str]], should_stop: Callable[[], bool] | None,
+                stats: Stats, k_max: int = 128) -> Iterator[TextDelta | tuple[str, list[Finding]]]:
+        """`generate` where the file must be one of the merge's readings (`auto`): an act of judging,
+        decoded in `judge_dtype` like the judge's scores (bf16 on a CPU: the prompt's prefill, most
+        of such a request, about 2x faster). Greedy output is the model's in that dtype."""
+        yield from self.text_events(self.decode_tokens(req, draft_texts, should_stop, stats, k_max,
+                                                       backend=self.judge_backend()))
 
     def score(self, prompt_ids: list[int], answers: list[list[int]]) -> list[float]:
         """Each answer's sum of token log-probabilities after the prompt (the judge's `Scorer`),

@@ -150,7 +150,8 @@ def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, 
     result = None
     own = _OwnTokens(should_stop, Stats(), [r.text for r in merge.readings])
     try:
-        for ev in _model(get_model, model_lock, req, language, sources, notes, own.should_stop, own.stats):
+        for ev in _model(get_model, model_lock, req, language, sources, notes, own.should_stop, own.stats,
+                         confirm=bool(merge.readings)):
             if isinstance(ev, ApplyResult):
                 result = ev
             else:
@@ -255,13 +256,16 @@ def _judged_result(req: ApplyRequest, language: str | None, readings: list[str],
 
 
 def _model(get_model, model_lock, req: ApplyRequest, language: str | None, sources, notes: list[Finding],
-           should_stop: ShouldStop | None, stats: Stats | None = None) -> Iterator[StreamEvent]:
-    """Decode with the model engine, then check its file like any merge (plus the edit checks)."""
+           should_stop: ShouldStop | None, stats: Stats | None = None, confirm: bool = False) -> Iterator[StreamEvent]:
+    """Decode with the model engine, then check its file like any merge (plus the edit checks).
+    `confirm`: the file must be one of the merge's readings; an engine that judges in another
+    dtype decodes it so (`ModelEngine.confirm`)."""
     model = get_model()
     stats = stats if stats is not None else Stats()
     merged, findings = "", []
+    write = getattr(model, "confirm", None) if confirm else None
     with nullcontext() if getattr(model, "concurrent", False) else model_lock:
-        for ev in model.generate(req, sources, should_stop, stats):
+        for ev in (write or model.generate)(req, sources, should_stop, stats):
             if isinstance(ev, TextDelta):
                 yield ev
             else:

@@ -88,6 +88,38 @@ def test_auto_refuses_a_model_file_that_is_none_of_the_readings():
                                              for r in e.value.reasons + [e.value.message])
 
 
+class ConfirmingModel(FakeModel):
+    """An engine that decodes a file that must be a reading with another copy of itself (the
+    judge's dtype): it records which of its two writers each request used."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.used: list[str] = []
+
+    def generate(self, req, draft_texts, should_stop, stats):
+        self.used.append("generate")
+        yield from super().generate(req, draft_texts, should_stop, stats)
+
+    def confirm(self, req, draft_texts, should_stop, stats):
+        self.used.append("confirm")
+        yield from super().generate(req, draft_texts, should_stop, stats)
+
+
+def test_a_file_that_must_be_a_reading_is_written_by_the_engines_confirm():
+    model = ConfirmingModel(EXPECTED_TIED)
+    result = Applier(model_engine=model).apply(ApplyRequest(ORIGINAL, TIED, language="python"))
+    assert result.merged == EXPECTED_TIED and model.used == ["confirm"]
+    # the speculative engine, and auto where the merge named no reading, generate as before
+    model = ConfirmingModel(EXPECTED_TIED)
+    Applier(model_engine=model).apply(ApplyRequest(ORIGINAL, TIED, language="python", engine="speculative"))
+    assert model.used == ["generate"]
+    nothing = "# ... existing code ...\nnothing_like_it()\n# ... existing code ...\n"
+    assert not structural_merge(ORIGINAL, nothing, "python").readings
+    model = ConfirmingModel(ORIGINAL + "nothing_like_it()\n")
+    Applier(model_engine=model).apply(ApplyRequest(ORIGINAL, nothing, language="python"))
+    assert model.used == ["generate"]
+
+
 def test_candidates_are_the_places_the_merge_was_choosing_between():
     texts = candidate_texts(ORIGINAL, TIED)
     assert texts == [EXPECTED_TIED, "def f():\n    x = 1\n    return x\n\n\ndef g():\n    x = 2\n    return x\n"]

@@ -42,6 +42,21 @@ def test_speculative_equals_plain_small_file(model_engine):
     assert st.forward_passes < st_plain.forward_passes  # the draft was used, not just tolerated
 
 
+def test_confirm_decodes_in_the_judges_dtype_as_the_model_alone_would(model_engine):
+    """`ModelEngine.confirm` (auto's generation where the file must be a reading) decodes with the
+    judge's copy of the weights (bf16 on a CPU): greedy output is that copy's plain greedy output."""
+    req = ApplyRequest(SMALL_ORIGINAL, SMALL_UPDATE, max_output_tokens=120)
+    judge_copy = model_engine.judge_backend()
+    assert model_engine.judge_dtype == "bf16" and judge_copy is not model_engine.backend
+    st = Stats()
+    plain = [t for c in model_engine.decode_tokens(req, None, None, st, backend=judge_copy) for t in c]
+    drafts = [("original", SMALL_ORIGINAL), ("update", SMALL_UPDATE)]
+    events = list(model_engine.confirm(req, drafts, None, Stats()))
+    merged, _ = events[-1]
+    expected, _ = list(model_engine.text_events([plain]))[-1]
+    assert merged == expected and "".join(e.text for e in events if isinstance(e, TextDelta)) == merged
+
+
 def test_speculative_equals_plain_real_case(model_engine):
     case = min(load_shared("commits_dev.jsonl"), key=lambda c: len(c["original"]))
     req = ApplyRequest(case["original"], case["update"], language=case["language"], max_output_tokens=160)

@@ -149,11 +149,20 @@ def test_broken_original_case_once_wrong_is_refused(pool):
     assert not res.ok or res.text == edit.expected
 
 
-
-@pytest.mark.xfail(strict=True, reason="open, wrong on 742ab5b too (held-out seed 52117): a marker-free region shows "
-                   "`except Exception:` twice (the original's, and a new handler's); the placement pairs the second "
-                   "copy with the original's line, so the original's `return False` stays after the new `raise`")
-def test_known_open_silent_wrong(pool):
+def test_a_new_handler_repeating_the_old_one_is_refused(pool):
+    """Held-out seed 52117, wrap_shown #1632 (wrong on 742ab5b too): a marker-free region shows
+    `except Exception:` twice (the original's, and a new handler's); the placement paired the
+    second copy with the original's line, so the original's `return False` stayed after the new
+    `raise` (`checks.run_past_span`)."""
     _, edit = fuzz.draw_case("wrap_shown", 52117, 1632, pool)
+    res = structural_merge(edit.original, edit.update, edit.language)
+    assert not res.ok or res.text == edit.expected
+
+
+def test_a_try_wrapped_around_a_try_with_the_last_line_shown_is_refused(pool):
+    """Held-out seed 95308, wrap_body #756 (wrong on 7024079 too): the snippet's `try:` read as the
+    original's, the marker standing for the old body and its `except LookupError:`, so the shown
+    `return True` went into that handler (`checks.shown_under_hidden_opener`)."""
+    _, edit = fuzz.draw_case("wrap_body", 95308, 756, pool)
     res = structural_merge(edit.original, edit.update, edit.language)
     assert not res.ok or res.text == edit.expected

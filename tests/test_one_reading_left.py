@@ -81,6 +81,74 @@ def test_a_lone_placement_that_deletes_a_definition_the_snippet_never_names_is_r
     assert deletes_unnamed_definition(GO.splitlines(), named.splitlines(), without_a.splitlines(), "go") is None
 
 
+# Two tests alike but for their names, merged into one the snippet names (an agent's "remove the
+# duplicated test"): its context is the test before, and the next test's header with the setup
+# lines every test starts with, so the cheapest placement ends on the second copy's setup.
+_DUP_LANGS = {  # header of a test named n, the statement end, indentation, attribute line, comment
+    "go": (lambda n: f"func Test{n.title().replace('_', '')}(t *testing.T) {{", "", "\t", None, "//", "}"),
+    "typescript": (lambda n: f'it("{n.replace("_", " ")}", () => {{', ";", "  ", None, "//", "});"),
+    "rust": (lambda n: f"fn {n}() {{", ";", "    ", "#[test]", "//", "}"),
+    "java": (lambda n: f"public void {n.replace('_', '')}() {{", ";", "    ", "@Test", "//", "}"),
+    "python": (lambda n: f"def test_{n}():", "", "    ", None, "#", None),
+}
+
+
+def _dup_test(lang, name, body, depth):
+    header, end, ind, attr, _, close = _DUP_LANGS[lang]
+    pad = ind * depth
+    lines = [f"parser = new_parser(){end}", f"parser.reset(){end}"] + [x + end for x in body]
+    return [pad + x for x in ([attr] if attr else []) + [header(name)]] + [pad + ind + x for x in lines] + \
+        ([pad + close] if close else [])
+
+
+def _dup_case(lang, second_body):
+    """(original, snippet, expected): `parses_one_a` and `parses_one_b` become `parses_one`."""
+    _, end, ind, _, comment, _ = _DUP_LANGS[lang]
+    depth = 1 if lang in ("typescript", "java") else 0
+    sep = ["", ""] if lang == "python" else [""]
+    one = ['rows = parser.parse("a")', "check_one(rows)", 'check_name(rows, "a")']
+    bodies = {"parses_empty": ['check_empty(parser.parse(""))'], "parses_one_a": one, "parses_one_b": second_body,
+              "parses_one": one, "parses_two": ['check_two(parser.parse("a,b"))']}
+    opener, closer = {"typescript": ('describe("parse", () => {', "});"), "java": ("class ParseTest {", "}")}.get(
+        lang, (None, None))
+
+    def file(names):
+        out = [opener] if opener else []
+        for i, n in enumerate(names):
+            out += (sep if i else []) + _dup_test(lang, n, bodies[n], depth)
+        return "\n".join(out + ([closer] if closer else [])) + "\n"
+
+    before, after = _dup_test(lang, "parses_empty", bodies["parses_empty"], depth), \
+        _dup_test(lang, "parses_two", bodies["parses_two"], depth)
+    marker = f"{comment} ... existing code ..."
+    snippet = [marker] + before[-2:] + sep + _dup_test(lang, "parses_one", one, depth) + sep + \
+        after[:-2 if _DUP_LANGS[lang][5] else -1] + [ind * (depth + 1) + marker]
+    return (file(["parses_empty", "parses_one_a", "parses_one_b", "parses_two"]), "\n".join(snippet) + "\n",
+            file(["parses_empty", "parses_one", "parses_two"]))
+
+
+@pytest.mark.parametrize("lang", sorted(_DUP_LANGS))
+def test_two_tests_alike_but_for_their_names_merged_into_one(lang):
+    """The reading left deletes a test the snippet never names, but its body stays, word for word,
+    in the one the snippet shows (`whole_defs._shown_bodies`; express `res.location.js` in
+    commits_dev). Refused before in each language; Python and Java stay refused for doubts of their
+    own (two places fit; a Java method's header line is its `@Test`)."""
+    original, update, expected = _dup_case(lang, ['rows = parser.parse("a")', "check_one(rows)",
+                                                  'check_name(rows, "a")'])
+    res = structural_merge(original, update, lang)
+    if lang in ("python", "java"):
+        assert not res.ok
+    else:
+        assert res.ok and res.text == expected, res.reasons
+        assert any("one reading is left" in r for r in res.reasons)
+
+
+@pytest.mark.parametrize("lang", ["go", "typescript", "rust"])
+def test_a_deleted_test_whose_body_differs_is_still_refused(lang):
+    original, update, _ = _dup_case(lang, ['rows = parser.parse("b")', "check_one(rows)", 'check_name(rows, "b")'])
+    assert not structural_merge(original, update, lang).ok
+
+
 def test_placement_checks_are_region_checks():
     names = {c.__name__ for c in REGION_CHECKS} | {"ambiguous_placement"}
     assert PLACEMENT_CHECKS <= names
@@ -183,6 +251,7 @@ MOVED = {  # id -> the rule that answers it now
     "spf13/cobra@988bd7613921:fish_completions_test.go": "twice",
     "serde-rs/json@f42c7c760b5e:src/raw.rs#sparse_context": "cannot be spliced",
     "pmndrs/zustand@f2a0efa2e24d:src/vanilla.ts#whole_class": "does not parse",
+    "expressjs/express@9c85a25c02e8:test/res.location.js": "twice",
 }
 
 

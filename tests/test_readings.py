@@ -68,6 +68,45 @@ def test_the_issue_example_has_the_three_readings_of_the_wrap():
     assert head + body + handler in texts  # the handler's line read as an edit of it
 
 
+RUST_IF_LET = ("use std::io;\n\nfn write_all(out: &mut Vec<u8>, items: &[Item]) -> io::Result<()> {\n    out.clear();\n"
+               "    for item in items {\n        out.extend_from_slice(item.bytes());\n    }\n    out.push(b'\\n');\n"
+               "    Ok(())\n}\n")
+RUST_IF_LET_SNIPPET = ("// ... existing code ...\nfn write_all(out: &mut Vec<u8>, items: &[Item]) -> io::Result<()> {\n"
+                       "    out.clear();\n    if let Some(first) = items.first() {\n        // ... existing code ...\n"
+                       "    } else {\n        Ok(())\n    }\n}\n")
+
+
+def _code(text):
+    return tuple(x.strip() for x in text.splitlines() if x.strip())
+
+
+def test_a_reading_that_ignores_the_deeper_markers_depth_is_dropped():
+    """Read as placed, the wrap keeps the loop where it stood inside the new `if let` block: it
+    parses, and differs from the wrap reading only in indentation, which the snippet's deeper
+    marker states. Only the wrap readings are left (`readings._marker_depth_kept`)."""
+    res = structural_merge(RUST_IF_LET, RUST_IF_LET_SNIPPET, "rust")
+    assert not res.ok and len(res.readings) == 2
+    assert all(r.how.startswith("the deeper marker read as wrapped code") for r in res.readings)
+    assert len({_code(r.text) for r in res.readings}) == 2
+    expected = RUST_IF_LET.replace(
+        "    for item in items {\n        out.extend_from_slice(item.bytes());\n    }\n    out.push(b'\\n');\n"
+        "    Ok(())\n",
+        "    if let Some(first) = items.first() {\n        for item in items {\n"
+        "            out.extend_from_slice(item.bytes());\n        }\n        out.push(b'\\n');\n        Ok(())\n"
+        "    } else {\n        Ok(())\n    }\n")
+    assert expected in [r.text for r in res.readings]
+
+
+def test_where_indentation_is_syntax_readings_alike_but_for_it_both_stay():
+    from fastapply.merge.readings import _marker_depth_kept
+    wrap = Reading("if a:\n    f()\n", "the deeper marker read as wrapped code")
+    placed = Reading("if a:\nf()\n", "as placed")
+    assert _marker_depth_kept([placed, wrap], "python") == [placed, wrap]
+    assert _marker_depth_kept([placed, wrap], "go") == [wrap]
+    other = Reading("if a:\n    g()\n", "as placed")
+    assert _marker_depth_kept([other, wrap], "go") == [other, wrap]
+
+
 def test_a_splice_keeps_every_snippet_line_in_order_and_adds_only_original_lines():
     original, update = "a = 1\nb = 2\nc = 3\n", "# ... existing code ...\nb = 20\n# ... existing code ...\n"
     assert splices_snippet(original, update, "a = 1\nb = 20\nc = 3\n")

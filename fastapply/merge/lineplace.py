@@ -30,6 +30,8 @@ from fastapply.merge.wrap import Wrap, apply_wraps, wrap_reading
 from fastapply.merge.wrap_regions import after_wrapped_block, takes_from_wrapped_code
 from fastapply.merge.whole_defs import extend_to_whole_definition, original_definitions
 
+WRAP_HOW = "the deeper marker read as wrapped code"  # (the `how` of those readings; readings.py)
+
 Span = tuple[int, int, list[str]]  # (original start, end exclusive, replacement lines)
 
 
@@ -356,7 +358,7 @@ def line_readings(regions: list[Region], orig: list[str], partial_ok: bool = Fal
     readings = [(list(regions), None, "")]
     wrapped = None if partial_ok else wrap_reading(regions, orig, lang, final=True)
     if wrapped is not None:
-        readings.append((wrapped[0], (regions, wrapped[1]), "the deeper marker read as wrapped code"))
+        readings.append((wrapped[0], (regions, wrapped[1]), WRAP_HOW))
     for placed, wrap, label in readings:
         fresh = _placed_fresh(placed, orig, partial_ok)
         if fresh is None:

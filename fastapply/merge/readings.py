@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from fastapply.markers import marker_flags
 from fastapply.merge.candidates import candidate_texts
 from fastapply.merge.core import snippet_readings
+from fastapply.merge.lineplace import WRAP_HOW
 from fastapply.merge.result import Reading
 from fastapply.merge.whole_defs import defined_twice, deletes_unnamed_definition
 from fastapply.validate import validate
@@ -65,9 +66,28 @@ def read_all(original: str, update: str, language: str | None, path: str | None 
             twice.append((how, header))
             continue
         out.append(Reading(text, how))
-        if len(out) == limit:
-            break
+    out = _marker_depth_kept(out, language)[:limit]
     return Readings(tuple(out), tuple(twice))
+
+
+# Languages whose indentation is syntax: there two readings alike but for it are different programs.
+_INDENT_SYNTAX = frozenset({"python"})
+
+
+def _marker_depth_kept(readings: list[Reading], language: str | None) -> list[Reading]:
+    """Drop a reading that is a wrap reading's code at other indentation: the snippet's deeper
+    marker states the wrapped code's new depth, and a reading that keeps the code where it stood,
+    the new block's lines around it, ignores that statement (a Rust `if let` wrap read as placed
+    parses and differs only so; the judge could not tell the two apart: margin 0.4). Not where
+    indentation is syntax."""
+    if language in _INDENT_SYNTAX:
+        return readings
+
+    def code(r: Reading) -> tuple[str, ...]:
+        return tuple(x.strip() for x in r.text.splitlines() if x.strip())
+
+    wrapped = {code(r) for r in readings if r.how.startswith(WRAP_HOW)}
+    return [r for r in readings if r.how.startswith(WRAP_HOW) or code(r) not in wrapped]
 
 
 # The checks whose doubt is only where a region goes (`checks/region_copies.py`, and two places

@@ -33,6 +33,7 @@ from fastapply.merge.checks.region_copies import (
     contested,
     edge_run_longer_elsewhere,
     rests_on_repeated_lines,
+    run_past_span,
     repeated_edge,
     tied_alternative,
 )
@@ -186,6 +187,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     shifted_onto_other_block,
     lone_statement_opener,
     opener_after_deleted_lines,
+    run_past_span,
 )
 
 # All regions placed, before they are spliced into the file (lineplace.py).

@@ -15,6 +15,7 @@ from fastapply.merge.checks.base import LinePlan
 from fastapply.merge.checks.helpers import trim_blank_ends
 from fastapply.merge.text import indent_of, is_blank, is_import_line, occurrences
 from fastapply.merge.wrap import marker_wrap
+from fastapply.merge.wrap_regions import CONTINUATIONS
 
 
 def changes_nothing(plan: LinePlan) -> str | None:
@@ -169,6 +170,20 @@ def quoted_marker_for_nothing(plan: LinePlan) -> str | None:
     return None
 
 
+def _handler_of_shown_opener(before: list[str], marker_indent: str | None, depth: int, hidden: str) -> bool:
+    """The snippet shows a block opener (`try:`), then a marker at its body's depth, then the region
+    at that depth too, as the opener's body goes on; and the hidden line that ends that body is the
+    opener's own next clause (`except LookupError:` at the `try:`'s depth). The region would go into
+    that clause, not the body shown (held-out seed 95308: a `try:` wrapped around a `try:`, the
+    region's first line an edit). A hidden line of another kind (the next `def`) is a loose
+    marker's, which commits write (httpx `_utils.py`)."""
+    if not before or marker_indent is None:
+        return False
+    last = before[-1].rstrip()
+    return last.endswith((":", "{")) and len(indent_of(last)) < depth == len(marker_indent) and \
+        indent_of(hidden) == indent_of(last) and hidden.strip().lstrip("}").strip().startswith(CONTINUATIONS)
+
+
 def shown_under_hidden_opener(plan: LinePlan) -> str | None:
     """The first line after a marker is an original line indented deeper (the snippet moves it
     into a block) and belongs, in the snippet, to a block shown above the marker (the nearest line
@@ -177,8 +192,10 @@ def shown_under_hidden_opener(plan: LinePlan) -> str | None:
     / marker / `self.clear()` placed after the original's `except TimeoutError:` / `continue`,
     which the marker stands for, runs the shown lines in the handler. The snippet's structure and
     the file's disagree: refused (held-out fuzz seed 15497, a `try:` wrapped around a `try:`; the
-    wrap reading, wrap.py, is tried next). Only for re-indented lines: a marker written at a
-    loose depth before lines at their own depth is common and says nothing about blocks."""
+    wrap reading, wrap.py, is tried next). Only for re-indented lines, or where the snippet shows
+    the block's opener right before a marker at its body's depth and hides its next clause
+    (`_handler_of_shown_opener`): a marker written at a loose depth before lines at their own
+    depth is common and says nothing about blocks."""
     if plan.wrapped:
         return None
     for i in range(1, len(plan.regions)):
@@ -187,8 +204,7 @@ def shown_under_hidden_opener(plan: LinePlan) -> str | None:
         start, end, repl = plan.spans[i]
         first = next((x for x in repl if not is_blank(x)), None)
         was = next((x for x in plan.orig[start:end] if not is_blank(x)), None)
-        if first is None or was is None or first.strip() != was.strip() or \
-                len(indent_of(first)) <= len(indent_of(was)):
+        if first is None or was is None:
             continue
         depth = len(indent_of(first))
         before = [x for _, _, repl in plan.spans[:i] for x in repl if not is_blank(x)]
@@ -197,7 +213,8 @@ def shown_under_hidden_opener(plan: LinePlan) -> str | None:
             continue
         hidden = plan.orig[plan.spans[i - 1][1]:plan.spans[i][0]]
         opener = next((x for x in hidden if not is_blank(x) and len(indent_of(x)) < depth), None)
-        if opener is not None:
+        if opener is not None and (first.strip() == was.strip() and depth > len(indent_of(was)) or
+                                   _handler_of_shown_opener(before, plan.regions[i].before_indent, depth, opener)):
             return (f"region {i + 1} starts inside `{parent.strip()[:40]}`, shown above the marker before it, but "
                     f"the marker stands for `{opener.strip()[:40]}`, which is shallower: its lines would go "
                     "into that block instead")

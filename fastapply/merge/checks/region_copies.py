@@ -73,6 +73,33 @@ def tied_alternative(fit: RegionFit) -> str | None:
     return None
 
 
+def run_past_span(fit: RegionFit) -> str | None:
+    """The region's lines, read from its first anchor on (from its last one back), go on matching
+    the original past the end (start) of the span it replaces, before its other anchor: the
+    placement keeps those original lines beside the span and shows them again inside it as new.
+    Its other anchor paired with a later copy of its line in the region (`except Exception:` of
+    the old handler, and of a new one after it; held-out fuzz seed 52117), or the run was meant
+    and the anchor is wrong: either way the lines would stand twice."""
+    c, o = fit.c, fit.orig
+
+    def run(step: int) -> int:
+        k = 0
+        p, j = (c.first, c.start) if step > 0 else (c.last, c.end)
+        while c.first <= p + step * k <= c.last and 0 <= j + step * k < len(o) and \
+                c.lines[p + step * k].rstrip() == o[j + step * k].rstrip():
+            k += 1
+        return k
+
+    past = [j for j in range(c.start, c.start + run(1)) if fit.end <= j < fit.next_start] + \
+        [j for j in range(c.end - run(-1) + 1, c.end + 1) if max(fit.prev_end, 0) <= j < fit.start]
+    shown = [j for j in past if not is_trivial(o[j])]
+    if shown:
+        return (f"region {fit.i + 1} goes on as the original does past its place (line {shown[0] + 1}, "
+                f"`{o[shown[0]].strip()[:50]}`), which the placement keeps: shown twice, or is the anchor "
+                "another copy?")
+    return None
+
+
 def rests_on_repeated_lines(fit: RegionFit) -> str | None:
     """The region replaces original lines, and every line it shares with its place (besides common
     lines like `}`) occurs more than once in its gap: a function rewritten whole whose header repeats

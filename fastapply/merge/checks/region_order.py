@@ -11,7 +11,8 @@ from difflib import SequenceMatcher
 
 from fastapply.merge.checks.base import RegionFit
 from fastapply.merge.seams import opens_block
-from fastapply.merge.text import is_blank, is_trivial
+from fastapply.merge.text import indent_of, is_blank, is_trivial
+from fastapply.merge.wrap_regions import CONTINUATIONS
 
 REORDER_MAX = 60  # regions up to this many lines are checked for being a nearby reorder
 
@@ -52,6 +53,10 @@ def moved_across_opener(fit: RegionFit) -> str | None:
     kept_b = {j for _, j in pairs}
     kept_a = {i for i, _ in pairs}
     openers = [(i, j) for i, j in pairs if opens_block(a[i], fit.lang)]
+    # (and a clause the region edits in place: `} catch (outer) {` for `} catch (err) {`, the same
+    # keyword at the same indentation, which the edge lines pair by similarity)
+    openers += [(i, j) for i, x in enumerate(a) if i not in kept_a and opens_block(x, fit.lang)
+                for j, y in enumerate(b) if j not in kept_b and _same_clause(x, y) and opens_block(y, fit.lang)]
     for i, x in enumerate(a):
         if i in kept_a or is_blank(x) or is_trivial(x):
             continue
@@ -63,3 +68,14 @@ def moved_across_opener(fit: RegionFit) -> str | None:
                     return (f"region {fit.i + 1} moves `{x.strip()[:40]}` across `{a[oi].strip()[:30]}` at another "
                             "indentation: into that block, or is the block new, wrapping it?")
     return None
+
+
+def _same_clause(x: str, y: str) -> bool:
+    """Two clauses of one kind that go on with the block before them (`} catch (a) {`, `} catch (b)
+    {`; `except E:`), at the same indentation. (Not openers such as `if`: an edited condition is no
+    other copy of the block.)"""
+    def word(s: str) -> str:
+        s = s.strip().lstrip("}").strip()
+        return s.split("(")[0].split(":")[0].split()[0] if s.split() else ""
+
+    return x != y and indent_of(x) == indent_of(y) and word(x) in CONTINUATIONS and word(x) == word(y)
