@@ -128,7 +128,8 @@ def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, 
                 should_stop: ShouldStop | None) -> Iterator[StreamEvent]:
     """The merge refused. With two readings or more the model judges them (`fastapply.judge`) and
     the best is returned when its margin is enough; else the model generates, drafted by the
-    readings (the judge's best first), the original and the snippet. Its file passes every check,
+    readings (the judge's best first), the original and the snippet (where the merge named
+    readings, in the judge's dtype: `ModelEngine.confirm`). Its file passes every check,
     or the request is refused with the merge's reasons and readings and the model's findings."""
     readings = [r.text for r in merge.readings]
     too_many = judge_mod.over_cap(len(readings))

@@ -1134,3 +1134,174 @@ def test_a_try_wrapped_around_a_try_is_exact_or_refused(lang):
     assert not res.ok or res.text == expected, res.text
     if lang in ("python", "javascript", "typescript"):  # (the three that were wrong)
         assert not res.ok
+
+
+# -- an early-return guard whose last lines pair with the next `if`'s ------------------------------
+
+# `if (!key ...) { return null; }` added at the top of a function whose first statements are
+# `item = get(key)` and `if (!item) { return null; }`: the guard's `return` and `}` paired with the
+# old `if`'s, so its opener read as an edit of the two lines above them, deleting the declaration of
+# `item`, which the kept code still uses (`checks.deleted_declaration_still_used`). Wrong in every
+# language before this round (held-out agent set 5's `B_typescript` found it); refused now. (The
+# readings lack the guard inserted whole: the merge cannot answer it yet.)
+_GUARD = {  # language -> (original, snippet, the function's header line, the guard it adds below)
+    "python": (
+        '''class Store:
+    def get(self, key):
+        return self.items.get(key)
+
+    def refresh(self, key):
+        item = self.get(key)
+        if not item:
+            return None
+        fresh = {**item, "at": now()}
+        self.items[key] = fresh
+        return fresh
+
+    def drop(self, key):
+        self.items.pop(key, None)
+''',
+        '''# ... existing code ...
+    def refresh(self, key):
+        if not key or len(key) > 64:
+            return None
+        # ... existing code ...
+
+    def drop(self, key):
+# ... existing code ...
+''',
+        '''    def refresh(self, key):
+''',
+        '''        if not key or len(key) > 64:
+            return None
+''',
+    ),
+    "javascript": (
+        '''class Store {
+  get(key) {
+    return this.items.get(key);
+  }
+
+  refresh(key) {
+    const item = this.get(key);
+    if (!item) {
+      return null;
+    }
+    const fresh = { ...item, at: now() };
+    this.items.set(key, fresh);
+    return fresh;
+  }
+}
+''',
+        '''// ... existing code ...
+  refresh(key) {
+    if (!key || key.length > 64) {
+      return null;
+    }
+    // ... existing code ...
+  }
+}
+''',
+        '''  refresh(key) {
+''',
+        '''    if (!key || key.length > 64) {
+      return null;
+    }
+''',
+    ),
+    "go": (
+        '''package store
+
+func (s *Store) Refresh(key string) *Item {
+\titem := s.Get(key)
+\tif item == nil {
+\t\treturn nil
+\t}
+\tfresh := item.Touch(now())
+\ts.items[key] = fresh
+\treturn fresh
+}
+''',
+        '''// ... existing code ...
+func (s *Store) Refresh(key string) *Item {
+\tif key == "" || len(key) > 64 {
+\t\treturn nil
+\t}
+\t// ... existing code ...
+}
+''',
+        '''func (s *Store) Refresh(key string) *Item {
+''',
+        '''\tif key == "" || len(key) > 64 {
+\t\treturn nil
+\t}
+''',
+    ),
+    "rust": (
+        '''impl Store {
+    fn refresh(&mut self, key: &str) -> Option<Item> {
+        let item = self.get(key);
+        if item.is_none() {
+            return None;
+        }
+        let fresh = item.unwrap().touch(now());
+        self.items.insert(key.to_string(), fresh.clone());
+        Some(fresh)
+    }
+}
+''',
+        '''// ... existing code ...
+    fn refresh(&mut self, key: &str) -> Option<Item> {
+        if key.is_empty() || key.len() > 64 {
+            return None;
+        }
+        // ... existing code ...
+    }
+}
+''',
+        '''    fn refresh(&mut self, key: &str) -> Option<Item> {
+''',
+        '''        if key.is_empty() || key.len() > 64 {
+            return None;
+        }
+''',
+    ),
+    "java": (
+        '''class Store {
+    Item refresh(String key) {
+        Item item = get(key);
+        if (item == null) {
+            return null;
+        }
+        Item fresh = item.touch(now());
+        items.put(key, fresh);
+        return fresh;
+    }
+}
+''',
+        '''// ... existing code ...
+    Item refresh(String key) {
+        if (key == null || key.length() > 64) {
+            return null;
+        }
+        // ... existing code ...
+    }
+}
+''',
+        '''    Item refresh(String key) {
+''',
+        '''        if (key == null || key.length() > 64) {
+            return null;
+        }
+''',
+    ),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(_GUARD))
+def test_a_guard_whose_return_pairs_with_the_next_ifs_never_deletes_a_used_declaration(lang):
+    original, update, header, guard = _GUARD[lang]
+    expected = original.replace(header, header + guard)
+    res = structural_merge(original, update, lang)
+    assert not res.ok or res.text == expected, res.text
+    assert not res.ok and any("is still used below it" in r for r in res.reasons)

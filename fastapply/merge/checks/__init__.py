@@ -81,6 +81,7 @@ from fastapply.merge.checks.region_wraps import (
 )
 # ... deletions the snippet does not show.
 from fastapply.merge.checks.region_deletions import (
+    deleted_declaration_still_used,
     deletion_after_common_anchor,
     deletion_edge_repeats,
     implied_deletion_too_large,
@@ -188,6 +189,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     lone_statement_opener,
     opener_after_deleted_lines,
     run_past_span,
+    deleted_declaration_still_used,
 )
 
 # All regions placed, before they are spliced into the file (lineplace.py).

@@ -207,3 +207,45 @@ def deletion_after_common_anchor(fit: RegionFit) -> str | None:
             return (f"region {fit.i + 1} would delete original code next to `{run[0].strip() or run[-1].strip()}`, "
                     "a common line that may as well be new: refusing to guess")
     return None
+
+
+# A line that declares a local name: JS/TS `const x =`, Go `x :=` / `var x`, Rust `let [mut] x`,
+# Java/C `Type x =` (one identifier for the type, generics allowed), Python `x = ` (spaced, as
+# assignments are written: `reason="..."` is a keyword argument).
+_DECLARES = re.compile(r"\s*(?:(?:const|let|var)\s+(?:mut\s+)?([A-Za-z_$][\w$]*)\b"
+                       r"|([A-Za-z_]\w*)\s*:=|(?:final\s+)?[A-Z]\w*(?:<[^=]*>)?(?:\[\])*\s+([a-z_]\w*)\s*="
+                       r"|([a-z_]\w*)\s+=\s)")
+
+
+def _uses(name: str, text: str) -> bool:
+    """`name` as a variable in `text`: not a member (`obj.name`), but spread (`...name`) counts."""
+    return re.search(rf"(?<![\w$])(?<![\w$)\]]\.){re.escape(name)}\b", text) is not None
+
+
+def deleted_declaration_still_used(fit: RegionFit) -> str | None:
+    """The placement deletes (or edits into something else) a line that declares a name, the
+    region declares no such name, and the original lines kept right after the span, in the same
+    block, still use it: the file would use a name nobody declares. The region's lines were new
+    ones beside the old (a guard `if (!id) { return undefined; }` whose last lines paired with
+    another `if`'s, deleting `const session = this.get(id);` above it; held-out agent set 5)."""
+    a = [x.rstrip() for x in fit.c.lines]
+    b = [x.rstrip() for x in fit.orig[fit.start:fit.end]]
+    kept = {j for m in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks() for j in
+            range(m.b, m.b + m.size)}
+    shown = "\n".join(a)
+    for j, line in enumerate(b):
+        m = _DECLARES.match(line) if j not in kept else None
+        name = next((g for g in m.groups() if g), None) if m else None
+        if name is None or _uses(name, shown):
+            continue
+        depth = len(line) - len(line.lstrip())
+        for k in range(fit.end, fit.next_start):
+            x = fit.orig[k]
+            if is_blank(x):
+                continue
+            if len(x) - len(x.lstrip()) < depth:
+                break
+            if _uses(name, x):
+                return (f"region {fit.i + 1} would delete `{line.strip()[:50]}`, but `{name}` is still used below "
+                        f"it (line {k + 1}): are the region's lines new ones beside it?")
+    return None
