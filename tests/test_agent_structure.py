@@ -1305,3 +1305,206 @@ def test_a_guard_whose_return_pairs_with_the_next_ifs_never_deletes_a_used_decla
     res = structural_merge(original, update, lang)
     assert not res.ok or res.text == expected, res.text
     assert not res.ok and any("is still used below it" in r for r in res.reasons)
+
+
+# -- one common line wrapped in a new block, shown without context ---------------------------------
+
+# `return null;` wrapped in `try { ... } catch ...` (a Go closure), the snippet showing only the new
+# block: the line occurs twice, once at the new opener's depth (the copy wrapped) and once deeper,
+# inside another function's block, after a statement. Matched by indentation, the region went on
+# the deeper copy (`checks.wrapped_common_line_elsewhere`; held-out fuzz seed 56250, `wrap_shown`
+# #1819, Java). Wrong in each language before this round; refused now.
+_LONE_WRAP = {  # language -> (original, snippet, the lines wrapped, as they become)
+    "java": (
+        '''class Loader {
+    Item load(String key) {
+        if (key == null) {
+            return null;
+        }
+        return cache.get(key);
+    }
+
+    Item read(Stream in) {
+        while (in.hasNext()) {
+            if (in.peek() == NULL) {
+                in.skip();
+                return null;
+            }
+            in.skip();
+        }
+        return in.next();
+    }
+}
+''',
+        '''// ... existing code ...
+            try {
+                return null;
+            } catch (RuntimeException e) {
+                throw e;
+            }
+// ... existing code ...
+''',
+        '''        if (key == null) {
+            return null;
+        }''',
+        '''        if (key == null) {
+            try {
+                return null;
+            } catch (RuntimeException e) {
+                throw e;
+            }
+        }''',
+    ),
+    "javascript": (
+        '''function load(key) {
+  if (key == null) {
+    return null;
+  }
+  return cache.get(key);
+}
+
+function read(stream) {
+  while (stream.hasNext()) {
+    if (stream.peek() === NULL) {
+      stream.skip();
+      return null;
+    }
+    stream.skip();
+  }
+  return stream.next();
+}
+''',
+        '''// ... existing code ...
+    try {
+      return null;
+    } catch (err) {
+      throw err;
+    }
+// ... existing code ...
+''',
+        '''  if (key == null) {
+    return null;
+  }''',
+        '''  if (key == null) {
+    try {
+      return null;
+    } catch (err) {
+      throw err;
+    }
+  }''',
+    ),
+    "python": (
+        '''def load(key):
+    if key is None:
+        return None
+    return cache.get(key)
+
+
+def read(stream):
+    while stream.more():
+        if stream.peek() is NULL:
+            stream.skip()
+            return None
+        stream.skip()
+    return stream.next()
+''',
+        '''# ... existing code ...
+        try:
+            return None
+        except Exception:
+            raise
+# ... existing code ...
+''',
+        '''    if key is None:
+        return None
+''',
+        '''    if key is None:
+        try:
+            return None
+        except Exception:
+            raise
+''',
+    ),
+    "typescript": (
+        '''function load(key: string) {
+  if (key == null) {
+    return null;
+  }
+  return cache.get(key);
+}
+
+function read(stream: Stream) {
+  while (stream.hasNext()) {
+    if (stream.peek() === NULL) {
+      stream.skip();
+      return null;
+    }
+    stream.skip();
+  }
+  return stream.next();
+}
+''',
+        '''// ... existing code ...
+    try {
+      return null;
+    } catch (err) {
+      throw err;
+    }
+// ... existing code ...
+''',
+        '''  if (key == null) {
+    return null;
+  }''',
+        '''  if (key == null) {
+    try {
+      return null;
+    } catch (err) {
+      throw err;
+    }
+  }''',
+    ),
+    "go": (
+        '''package load
+
+func load(key string) *Item {
+\tif key == "" {
+\t\treturn nil
+\t}
+\treturn cache[key]
+}
+
+func read(s *Stream) *Item {
+\tfor s.More() {
+\t\tif s.Peek() == nil {
+\t\t\ts.Skip()
+\t\t\treturn nil
+\t\t}
+\t\ts.Skip()
+\t}
+\treturn s.Next()
+}
+''',
+        '''// ... existing code ...
+\t\tfunc() {
+\t\t\treturn nil
+\t\t}()
+// ... existing code ...
+''',
+        '''\tif key == "" {
+\t\treturn nil
+\t}''',
+        '''\tif key == "" {
+\t\tfunc() {
+\t\t\treturn nil
+\t\t}()
+\t}''',
+    ),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(_LONE_WRAP))
+def test_a_lone_common_line_wrapped_without_context_is_never_put_on_the_deeper_copy(lang):
+    original, update, before, after = _LONE_WRAP[lang]
+    res = structural_merge(original, update, lang)
+    assert not res.ok or res.text == original.replace(before, after), res.text
+    assert not res.ok

@@ -166,3 +166,21 @@ def test_a_try_wrapped_around_a_try_with_the_last_line_shown_is_refused(pool):
     _, edit = fuzz.draw_case("wrap_body", 95308, 756, pool)
     res = structural_merge(edit.original, edit.update, edit.language)
     assert not res.ok or res.text == edit.expected
+
+
+def test_a_lone_common_line_wrapped_is_not_put_on_a_deeper_copy(pool):
+    """Held-out seed 56250, wrap_shown #1819 (wrong on 7024079 too): `try { return null; } catch ...`
+    with no context went on the copy of `return null;` already at the wrapped depth, inside another
+    method's `if` (`checks.wrapped_common_line_elsewhere`)."""
+    _, edit = fuzz.draw_case("wrap_shown", 56250, 1819, pool)
+    res = structural_merge(edit.original, edit.update, edit.language)
+    assert not res.ok or res.text == edit.expected
+
+
+@pytest.mark.parametrize("i", [503, 1091])
+def test_a_clause_line_with_no_keyword_does_not_crash(pool, i):
+    """Held-out seed 56250, unwrap #503 and #1091 (TypeScript): `moved_across_opener`'s clause test
+    crashed on an opener line with no word before its bracket."""
+    _, edit = fuzz.draw_case("unwrap", 56250, i, pool)
+    res = structural_merge(edit.original, edit.update, edit.language)
+    assert not res.ok or res.text == edit.expected

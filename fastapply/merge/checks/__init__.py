@@ -77,6 +77,7 @@ from fastapply.merge.checks.region_wraps import (
     shifted_around_new_block,
     shifted_onto_other_block,
     wrap_opener_anchored,
+    wrapped_common_line_elsewhere,
     wrapped_run_kept_elsewhere,
 )
 # ... deletions the snippet does not show.
@@ -190,6 +191,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     opener_after_deleted_lines,
     run_past_span,
     deleted_declaration_still_used,
+    wrapped_common_line_elsewhere,
 )
 
 # All regions placed, before they are spliced into the file (lineplace.py).

@@ -6,6 +6,7 @@ opener, is placed as deletions and insertions instead: refused.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from difflib import SequenceMatcher
 
@@ -75,7 +76,7 @@ def _same_clause(x: str, y: str) -> bool:
     {`; `except E:`), at the same indentation. (Not openers such as `if`: an edited condition is no
     other copy of the block.)"""
     def word(s: str) -> str:
-        s = s.strip().lstrip("}").strip()
-        return s.split("(")[0].split(":")[0].split()[0] if s.split() else ""
+        m = re.match(r"[A-Za-z_]\w*", s.strip().lstrip("}").strip())
+        return m.group(0) if m else ""
 
     return x != y and indent_of(x) == indent_of(y) and word(x) in CONTINUATIONS and word(x) == word(y)

@@ -175,3 +175,29 @@ def wrapped_run_kept_elsewhere(fit: RegionFit) -> str | None:
             return (f"region {fit.i + 1} wraps `{inner[0].strip()[:40]}` and the lines after it in a new block, "
                     f"but the original has them at line {rows[p] + 1}, which would stay: which code is wrapped?")
     return None
+
+
+def wrapped_common_line_elsewhere(fit: RegionFit) -> str | None:
+    """The region rests on common lines only (`return null;`), one of them inside a new block the
+    region opens (`try {`), and the original has another copy of that line at the new opener's
+    depth: the snippet may have wrapped that copy (written one level deeper, inside the `try`),
+    while the placement took the copy that already stands at the wrapped depth, inside some other
+    block (held-out fuzz seed 56250, `wrap_shown` #1819: Java, no context lines)."""
+    if not rests_on_common_lines(fit):
+        return None
+    c, o = fit.c, fit.orig
+    span = {x.rstrip() for x in o[fit.start:fit.end]}
+    for k in range(c.first, c.last + 1):
+        x = c.lines[k]
+        if is_blank(x) or x.rstrip() not in span or x.strip()[0] in ")]}":  # (a closer is the block's own)
+            continue
+        opener = next((y for y in reversed(c.lines[:k]) if not is_blank(y) and
+                       len(indent_of(y)) < len(indent_of(x))), None)
+        if opener is None or opener.rstrip() in span or not opens_block(opener, fit.lang):
+            continue
+        copy = next((j for j, y in enumerate(o) if not fit.start <= j < fit.end and y.strip() == x.strip() and
+                     indent_of(y) == indent_of(opener)), None)
+        if copy is not None:
+            return (f"region {fit.i + 1} rests on `{x.strip()[:40]}`, inside its new `{opener.strip()[:30]}`; the "
+                    f"original has that line at the opener's depth too (line {copy + 1}): which copy is wrapped?")
+    return None
