@@ -2,7 +2,8 @@
 
 Placements that tie: a cheaper one on common lines, one that keeps more context, one that costs
 about the same or explains more, context lines or edge runs that repeat nearby, a line the region
-adds that already stands below another copy of its first anchor.
+adds that already stands below another copy of its first anchor, a region whose lines go on as the
+original's past its place (its other anchor on a later copy).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Lines a marker-free snippet skips over, a deletion whose end is a repeated line or run (which copy
 ends it?), a doubled line that may be the ends of two runs, a region that only adds blank lines,
-a deletion far larger than the region, one next to a common anchor that may as well be new.
+a deletion far larger than the region, one next to a common anchor that may as well be new, a
+declaration deleted whose name the kept lines still use.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 A region that opens a block around lines the original has one level out is a wrap, not a paste
 at another indentation, nor new code anchored on a few lines that repeat at the new depth; its new
-opener is not an original one (`try:`), and a lone common opener may read both ways.
+opener is not an original one (`try:`), and a lone common opener may read both ways; a lone common
+line it wraps may be another copy of that line, one level out.
 """
 
 from __future__ import annotations
