@@ -224,29 +224,39 @@ def _uses(name: str, text: str) -> bool:
 
 
 def deleted_declaration_still_used(fit: RegionFit) -> str | None:
-    """The placement deletes (or edits into something else) a line that declares a name, the
+    """The placement edits a line that declares a name into other lines that declare nothing, the
     region declares no such name, and the original lines kept right after the span, in the same
     block, still use it: the file would use a name nobody declares. The region's lines were new
     ones beside the old (a guard `if (!id) { return undefined; }` whose last lines paired with
-    another `if`'s, deleting `const session = this.get(id);` above it; held-out agent set 5)."""
+    another `if`'s, turning `const session = this.get(id);` above them into its opener; held-out
+    agent set 5). A deletion the snippet shows (the lines around it, and nothing between) and a
+    declaration edited into another (a rename) are the snippet's own say."""
     a = [x.rstrip() for x in fit.c.lines]
     b = [x.rstrip() for x in fit.orig[fit.start:fit.end]]
-    kept = {j for m in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks() for j in
-            range(m.b, m.b + m.size)}
     shown = "\n".join(a)
-    for j, line in enumerate(b):
-        m = _DECLARES.match(line) if j not in kept else None
-        name = next((g for g in m.groups() if g), None) if m else None
-        if name is None or _uses(name, shown):
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "replace" or any(_DECLARES.match(x) for x in a[i1:i2]):
             continue
-        depth = len(line) - len(line.lstrip())
-        for k in range(fit.end, fit.next_start):
-            x = fit.orig[k]
-            if is_blank(x):
+        for line in b[j1:j2]:
+            m = _DECLARES.match(line)
+            name = next((g for g in m.groups() if g), None) if m else None
+            if name is None or _uses(name, shown):
                 continue
-            if len(x) - len(x.lstrip()) < depth:
-                break
-            if _uses(name, x):
-                return (f"region {fit.i + 1} would delete `{line.strip()[:50]}`, but `{name}` is still used below "
-                        f"it (line {k + 1}): are the region's lines new ones beside it?")
+            used = _used_below(fit, name, len(line) - len(line.lstrip()))
+            if used is not None:
+                return (f"region {fit.i + 1} would turn `{line.strip()[:50]}` into other code, but `{name}` is still "
+                        f"used below it (line {used + 1}): are the region's lines new ones beside it?")
+    return None
+
+
+def _used_below(fit: RegionFit, name: str, depth: int) -> int | None:
+    """The first original line kept after the span, in the block at `depth`, that uses `name`."""
+    for k in range(fit.end, fit.next_start):
+        x = fit.orig[k]
+        if is_blank(x):
+            continue
+        if len(x) - len(x.lstrip()) < depth:
+            return None
+        if _uses(name, x):
+            return k
     return None
