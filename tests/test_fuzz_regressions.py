@@ -184,3 +184,21 @@ def test_a_clause_line_with_no_keyword_does_not_crash(pool, i):
     _, edit = fuzz.draw_case("unwrap", 56250, i, pool)
     res = structural_merge(edit.original, edit.update, edit.language)
     assert not res.ok or res.text == edit.expected
+
+
+def test_a_deletion_ended_by_the_head_of_a_repeated_statement_is_refused(pool):
+    """Held-out seed 59302, delete_between #1594 (Rust, wrong on 7024079 too): the snippet shows the
+    lines after a deletion as `assert_eq!(` / `big.data,` and a marker; that run opens a statement
+    that repeats whole a few lines down, so it ties like a lone line (`deletion_edge_repeats`)."""
+    _, edit = fuzz.draw_case("delete_between", 59302, 1594, pool)
+    res = structural_merge(edit.original, edit.update, edit.language)
+    assert not res.ok or res.text == edit.expected
+
+
+@pytest.mark.xfail(strict=True, reason="open, wrong on 7024079 too (held-out seed 59302): three comment lines "
+                   "appended after the file's last `}`, two of which copy a comment block mid-file (`// MODERATE` "
+                   "/ `// --------`); the tail-deleting reading fails validation, and the one left goes mid-file")
+def test_known_open_silent_wrong(pool):
+    _, edit = fuzz.draw_case("prop_tail", 59302, 1130, pool)
+    res = structural_merge(edit.original, edit.update, edit.language)
+    assert not res.ok or res.text == edit.expected

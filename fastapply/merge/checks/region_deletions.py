@@ -73,7 +73,9 @@ def deletion_edge_repeats(fit: RegionFit) -> str | None:
     big = _deleted(fit) > shown
     alts = []
     for side, run, _ in reversed(deletions_at_edges(rk, span)):  # (the last anchor's copies first)
-        multi = sum(1 for x in run if not is_trivial(x)) > 1
+        # (a run that leaves a bracket open, `assert_eq!(` / `big.data,` before the marker, is the
+        # head of one statement that repeats as a whole: no better than a lone line; seed 59302)
+        multi = sum(1 for x in run if not is_trivial(x)) > 1 and not (side == "last" and _opens(run))
         run = trim_blank_ends(run)  # (its other end is an anchor, never blank)
         if not run:
             continue
@@ -96,6 +98,12 @@ def deletion_edge_repeats(fit: RegionFit) -> str | None:
             return (f"region {fit.i + 1} deletes lines up to `{edge[:40]}`, which occurs again at line "
                     f"{(e if s == c.start else s) + 1}: which copy ends the deletion?")
     return None
+
+
+def _opens(lines: list[str]) -> bool:
+    """More brackets opened than closed over `lines`."""
+    text = "".join(lines)
+    return sum(text.count(ch) for ch in "([{") > sum(text.count(ch) for ch in ")]}")
 
 
 def line_doubled(fit: RegionFit) -> str | None:
