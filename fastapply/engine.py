@@ -219,8 +219,8 @@ class ModelEngine(SpecEngine):
     def confirm(self, req: ApplyRequest, draft_texts: Sequence[tuple[str, str]], should_stop: Callable[[], bool] | None,
                 stats: Stats, k_max: int = 128) -> Iterator[TextDelta | tuple[str, list[Finding]]]:
         """`generate` where the file must be one of the merge's readings (`auto`): an act of judging,
-        decoded in `judge_dtype` like the judge's scores (bf16 on a CPU: the prompt's prefill, most
-        of such a request, about 2x faster). Greedy output is the model's in that dtype."""
+        decoded in `judge_dtype` like the judge's scores (bf16 on a CPU: such requests took 1.4x less
+        time here; evals/RESULTS.md). Greedy output is the model's in that dtype."""
         yield from self.text_events(self.decode_tokens(req, draft_texts, should_stop, stats, k_max,
                                                        backend=self.judge_backend()))
 

@@ -27,9 +27,10 @@ def fold_shown_wrap(upd: list[str], flags: list[bool], orig: list[str], lang: st
 
     A fold needs, in order: a new opener at indent I (not the line right above the shown code in
     the original); right after it, one or more lines that are a run of the original's lines as
-    written at I, shown one step deeper; a marker at least that deep; then, optionally, more such lines (the wrapped code's
-    closer or last lines) at that depth or deeper; then a line at I (the handler, `} else {`, the
-    block's closer). The shown head and the marker become one marker at the step's depth."""
+    written at I, shown one step deeper; a marker at least that deep; then, optionally, more such
+    lines (the wrapped code's closer or last lines) at that depth or deeper; then a line at I (the
+    handler, `} else {`, the block's closer). The shown head and the marker become one marker at
+    the step's depth."""
     out: list[str] = []
     i, folded = 0, False
     while i < len(upd):

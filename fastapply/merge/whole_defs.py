@@ -52,29 +52,28 @@ def deletes_unnamed_definition(orig: list[str], upd: list[str], merged: list[str
     there is none."""
     if lang is None:
         return None
-    def names(lines: list[str]) -> Counter:
-        return Counter((path, name) for (path, name, _), n in header_counts(original_definitions(lines, lang)).items()
-                       for _ in range(n))
+    old_defs, new_defs = original_definitions(orig, lang), original_definitions(merged, lang)
+
+    def names(defs: list[Definition]) -> Counter:
+        return Counter((path, name) for (path, name, _), n in header_counts(defs).items() for _ in range(n))
 
     text = "\n".join(upd)
-    kept = _shown_bodies(merged, upd, lang)
-    gone = {name for _, name in names(orig) - names(merged) if name not in text}
-    return next((d.name for d in original_definitions(orig, lang)
-                 if d.name in gone and _body(orig, d) not in kept), None)
+    kept = _shown_bodies(merged, new_defs, upd)
+    gone = {name for _, name in names(old_defs) - names(new_defs) if name not in text}
+    return next((d.name for d in old_defs if d.name in gone and _body(orig, d) not in kept), None)
 
 
 def _body(lines: list[str], d: Definition) -> tuple[str, ...]:
     return tuple(x.strip() for x in lines[d.node_start + 1:d.end + 1] if x.strip())
 
 
-def _shown_bodies(merged: list[str], upd: list[str], lang: str) -> set[tuple[str, ...]]:
-    """The bodies of the merged file's definitions whose header the snippet shows, where they hold
-    three lines or more: a definition deleted whose body is one of them was a copy the snippet merged
-    into one it names (two tests alike but for their names, express `res.location.js`); its code
-    stays in the file."""
+def _shown_bodies(merged: list[str], defs: list[Definition], upd: list[str]) -> set[tuple[str, ...]]:
+    """The bodies of the merged file's definitions (`defs`) whose header the snippet shows, where they
+    hold three lines or more: a definition deleted whose body is one of them was a copy the snippet
+    merged into one it names (two tests alike but for their names, express `res.location.js`); its
+    code stays in the file."""
     shown = {x.strip() for x in upd}
-    return {b for d in original_definitions(merged, lang) if d.header in shown
-            for b in [_body(merged, d)] if sum(not is_trivial(x) for x in b) >= 3}
+    return {b for d in defs if d.header in shown for b in [_body(merged, d)] if sum(not is_trivial(x) for x in b) >= 3}
 
 
 def defined_twice(orig: list[str], upd: list[str], merged: list[str], lang: str | None) -> str | None:

@@ -5,6 +5,8 @@ code's lines without showing them (`takes_from_wrapped_code`).
 
 from __future__ import annotations
 
+import re
+
 from fastapply.merge.edge_lines import consume_forward
 from fastapply.merge.text import indent_of, is_blank
 from fastapply.merge.wrap import Wrap, block_end, last_statement
@@ -49,6 +51,13 @@ def _closing_suffix(lines: list[str], orig: list[str], at: int, hi: int) -> int:
 
 
 CONTINUATIONS = ("else", "elif", "except", "catch", "finally")  # lines that go on with the block before them
+
+
+def clause_word(line: str) -> str | None:
+    """The keyword of a line that goes on with the block before it (`} catch (e) {` -> "catch",
+    `except E:` -> "except"), or None."""
+    m = re.match(r"[A-Za-z_]\w*", line.strip().lstrip("}").strip())
+    return m.group(0) if m and m.group(0) in CONTINUATIONS else None
 
 
 def takes_from_wrapped_code(i: int, lines: list[str], span: Span, orig: list[str], lo: int, hi: int,

@@ -15,7 +15,7 @@ from fastapply.merge.checks.base import LinePlan
 from fastapply.merge.checks.helpers import trim_blank_ends
 from fastapply.merge.text import indent_of, is_blank, is_import_line, occurrences
 from fastapply.merge.wrap import marker_wrap
-from fastapply.merge.wrap_regions import CONTINUATIONS
+from fastapply.merge.wrap_regions import clause_word
 
 
 def changes_nothing(plan: LinePlan) -> str | None:
@@ -181,7 +181,7 @@ def _handler_of_shown_opener(before: list[str], marker_indent: str | None, depth
         return False
     last = before[-1].rstrip()
     return last.endswith((":", "{")) and len(indent_of(last)) < depth == len(marker_indent) and \
-        indent_of(hidden) == indent_of(last) and hidden.strip().lstrip("}").strip().startswith(CONTINUATIONS)
+        indent_of(hidden) == indent_of(last) and clause_word(hidden) is not None
 
 
 def shown_under_hidden_opener(plan: LinePlan) -> str | None:

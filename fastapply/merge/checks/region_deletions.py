@@ -15,7 +15,7 @@ from difflib import SequenceMatcher
 from fastapply.merge.checks.base import RegionFit
 from fastapply.merge.checks.helpers import ATTRIBUTE_STARTS, anchor_span, deletions_at_edges, trim_blank_ends
 from fastapply.merge.diff import edit_distance
-from fastapply.merge.text import is_blank, is_trivial, occurrences
+from fastapply.merge.text import indent_of, is_blank, is_trivial, occurrences
 
 MARKER_FREE_DROP_MIN = 3  # lines a marker-free region may drop unshown ...
 MARKER_FREE_DROP_SHARE = 4  # ... or one line in this many of its span, whichever is more
@@ -219,11 +219,19 @@ def deletion_after_common_anchor(fit: RegionFit) -> str | None:
 
 
 # A line that declares a local name: JS/TS `const x =`, Go `x :=` / `var x`, Rust `let [mut] x`,
-# Java/C `Type x =` (one identifier for the type, generics allowed), Python `x = ` (spaced, as
-# assignments are written: `reason="..."` is a keyword argument).
-_DECLARES = re.compile(r"\s*(?:(?:const|let|var)\s+(?:mut\s+)?([A-Za-z_$][\w$]*)\b"
+# Java `Type x =` (generics allowed), C/C++ `struct item *item =` / `int n =` (a type, then the
+# name after a space, `*` or `&`), Python `x = ` (spaced, as assignments are written:
+# `reason="..."` is a keyword argument).
+_DECLARES = re.compile(r"\s*(?:(?:const|let|var)\s+(?:mut\s+)?([A-Za-z_$][\w$]*)\b(?!::)"
                        r"|([A-Za-z_]\w*)\s*:=|(?:final\s+)?[A-Z]\w*(?:<[^=]*>)?(?:\[\])*\s+([a-z_]\w*)\s*="
+                       r"|[A-Za-z_][\w:<>,\s]*[\s*&]+([A-Za-z_]\w*)\s*=[^=]"
                        r"|([a-z_]\w*)\s+=\s)")
+
+
+def _declared(line: str) -> str | None:
+    """The name `line` declares (`_DECLARES`), or None."""
+    m = _DECLARES.match(line)
+    return next((g for g in m.groups() if g), None) if m else None
 
 
 def _uses(name: str, text: str) -> bool:
@@ -233,24 +241,24 @@ def _uses(name: str, text: str) -> bool:
 
 def deleted_declaration_still_used(fit: RegionFit) -> str | None:
     """The placement edits a line that declares a name into other lines that declare nothing, the
-    region declares no such name, and the original lines kept right after the span, in the same
-    block, still use it: the file would use a name nobody declares. The region's lines were new
-    ones beside the old (a guard `if (!id) { return undefined; }` whose last lines paired with
+    region declares no such name (it may mention it: `struct item *item` under a header returning
+    `struct item *`), and the original lines kept right after the span, in the same block, still
+    use it: the file would use a name nobody declares. The region's lines were new ones beside the
+    old (a guard `if (!id) { return undefined; }` whose last lines paired with
     another `if`'s, turning `const session = this.get(id);` above them into its opener; held-out
     agent set 5). A deletion the snippet shows (the lines around it, and nothing between) and a
     declaration edited into another (a rename) are the snippet's own say."""
     a = [x.rstrip() for x in fit.c.lines]
     b = [x.rstrip() for x in fit.orig[fit.start:fit.end]]
-    shown = "\n".join(a)
+    declared = {_declared(x) for x in a}
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag != "replace" or any(_DECLARES.match(x) for x in a[i1:i2]):
+        if tag != "replace" or any(_declared(x) for x in a[i1:i2]):
             continue
         for line in b[j1:j2]:
-            m = _DECLARES.match(line)
-            name = next((g for g in m.groups() if g), None) if m else None
-            if name is None or _uses(name, shown):
+            name = _declared(line)
+            if name is None or name in declared:
                 continue
-            used = _used_below(fit, name, len(line) - len(line.lstrip()))
+            used = _used_below(fit, name, len(indent_of(line)))
             if used is not None:
                 return (f"region {fit.i + 1} would turn `{line.strip()[:50]}` into other code, but `{name}` is still "
                         f"used below it (line {used + 1}): are the region's lines new ones beside it?")
@@ -263,7 +271,7 @@ def _used_below(fit: RegionFit, name: str, depth: int) -> int | None:
         x = fit.orig[k]
         if is_blank(x):
             continue
-        if len(x) - len(x.lstrip()) < depth:
+        if len(indent_of(x)) < depth:
             return None
         if _uses(name, x):
             return k

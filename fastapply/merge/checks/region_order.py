@@ -6,14 +6,13 @@ opener, is placed as deletions and insertions instead: refused.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from difflib import SequenceMatcher
 
 from fastapply.merge.checks.base import RegionFit
 from fastapply.merge.seams import opens_block
 from fastapply.merge.text import indent_of, is_blank, is_trivial
-from fastapply.merge.wrap_regions import CONTINUATIONS
+from fastapply.merge.wrap_regions import clause_word
 
 REORDER_MAX = 60  # regions up to this many lines are checked for being a nearby reorder
 
@@ -75,8 +74,4 @@ def _same_clause(x: str, y: str) -> bool:
     """Two clauses of one kind that go on with the block before them (`} catch (a) {`, `} catch (b)
     {`; `except E:`), at the same indentation. (Not openers such as `if`: an edited condition is no
     other copy of the block.)"""
-    def word(s: str) -> str:
-        m = re.match(r"[A-Za-z_]\w*", s.strip().lstrip("}").strip())
-        return m.group(0) if m else ""
-
-    return x != y and indent_of(x) == indent_of(y) and word(x) in CONTINUATIONS and word(x) == word(y)
+    return x != y and indent_of(x) == indent_of(y) and clause_word(x) is not None and clause_word(x) == clause_word(y)
