@@ -1292,6 +1292,8 @@ def test_a_guard_whose_return_pairs_with_the_next_ifs_never_deletes_a_used_decla
     res = structural_merge(original, update, lang)
     assert not res.ok or res.text == expected, res.text
     assert not res.ok and any("is still used below it" in r for r in res.reasons)
+    # the guard inserted whole is a reading, for a judge to pick (lineplace.Variant.inserted)
+    assert expected in [r.text for r in res.readings]
 
 
 # -- one common line wrapped in a new block, shown without context ---------------------------------

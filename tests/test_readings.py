@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fastapply.merge import structural_merge
-from fastapply.merge.readings import MAX_READINGS, describe, first_difference, splices_snippet
+from fastapply.merge.readings import MAX_READINGS, describe, first_difference, read_all, splices_snippet
 from fastapply.merge.result import Reading
 from fastapply.validate import validate
 from tests.test_wrap_body import CASES as WRAP_CASES
@@ -83,18 +83,21 @@ def _code(text):
 def test_a_reading_that_ignores_the_deeper_markers_depth_is_dropped():
     """Read as placed, the wrap keeps the loop where it stood inside the new `if let` block: it
     parses, and differs from the wrap reading only in indentation, which the snippet's deeper
-    marker states. Only the wrap readings are left (`readings._marker_depth_kept`)."""
-    res = structural_merge(RUST_IF_LET, RUST_IF_LET_SNIPPET, "rust")
-    assert not res.ok and len(res.readings) == 2
-    assert all(r.how.startswith("the deeper marker read as wrapped code") for r in res.readings)
-    assert len({_code(r.text) for r in res.readings}) == 2
+    marker states. Only the wrap readings are left (`readings._marker_depth_kept`). (The merge
+    answers this snippet now: the `else` branch's `Ok(())` is its own, `opens_new_branch`.)"""
+    found = read_all(RUST_IF_LET, RUST_IF_LET_SNIPPET, "rust").kept
+    assert len(found) == 2
+    assert all(r.how.startswith("the deeper marker read as wrapped code") for r in found)
+    assert len({_code(r.text) for r in found}) == 2
     expected = RUST_IF_LET.replace(
         "    for item in items {\n        out.extend_from_slice(item.bytes());\n    }\n    out.push(b'\\n');\n"
         "    Ok(())\n",
         "    if let Some(first) = items.first() {\n        for item in items {\n"
         "            out.extend_from_slice(item.bytes());\n        }\n        out.push(b'\\n');\n        Ok(())\n"
         "    } else {\n        Ok(())\n    }\n")
-    assert expected in [r.text for r in res.readings]
+    assert expected in [r.text for r in found]
+    res = structural_merge(RUST_IF_LET, RUST_IF_LET_SNIPPET, "rust")
+    assert res.ok and res.text == expected
 
 
 def test_where_indentation_is_syntax_readings_alike_but_for_it_both_stay():

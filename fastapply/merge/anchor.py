@@ -56,6 +56,9 @@ class Region:
     # the solid placement that keeps the most context, even one whose cost is only estimated (a
     # reading of its own when it is not the cheapest: checks.context_split refuses then)
     widest: Candidate | None = None
+    # placements through inner anchors that reach the file's edge the region claims, at any cost, when
+    # none of its candidates does: a reading of the missing edge marker (lineplace._at_file_edge)
+    at_edge: list[Candidate] = field(default_factory=list)
 
 
 class OriginalIndex:
@@ -154,6 +157,8 @@ def place_region(region: Region, idx: OriginalIndex, edge: str | None = None) ->
         narrowed = _reaching_edge(lines, idx, choices, found, edge)
         region.edge_ties = _edge_ties(found, narrowed, edge, idx)
         found = narrowed
+        if not any(_reaches(c, idx, edge) for c in found):
+            region.at_edge = _inner_reaching(lines, idx, choices, lambda c: _reaches(c, idx, edge), edge, None)
     region.best_context = max((c.context for c in found), default=0)
     if not found:
         return []
@@ -212,6 +217,12 @@ def _reaching_edge(lines: list[str], idx: OriginalIndex, choices: list[tuple[int
     # shown original lines into new ones.
     bar = min([c.cost for c in reach] + ([short] if short is not None else []), default=None)
     return _inner_reaching(lines, idx, choices, reaches, edge, bar) or found
+
+
+def _reaches(c: Candidate, idx: OriginalIndex, edge: str) -> bool:
+    """Does placement c reach the file's first (last) line of code?"""
+    code = [i for i, ln in enumerate(idx.lines) if not is_blank(ln)]
+    return bool(code) and (c.start if edge == "start" else c.end) == (code[0] if edge == "start" else code[-1])
 
 
 def _inner_reaching(lines: list[str], idx: OriginalIndex, choices: list[tuple[int, int]], reaches,

@@ -23,11 +23,12 @@ from fastapply.merge.result import (
     FUZZY_PENALTY_LINES,
     Placement,
 )
+from fastapply.merge.seams import opens_block
 from fastapply.merge.splice import apply_edits
 from fastapply.merge.text import CLOSERS, indent_of, is_blank
 from fastapply.merge.unanchored import bracket_delta, place_unanchored
 from fastapply.merge.wrap import Wrap, apply_wraps, wrap_reading
-from fastapply.merge.wrap_regions import after_wrapped_block, takes_from_wrapped_code
+from fastapply.merge.wrap_regions import after_wrapped_block, goes_past_block, opens_new_branch, takes_from_wrapped_code
 from fastapply.merge.whole_defs import extend_to_whole_definition, original_definitions
 
 WRAP_HOW = "the deeper marker read as wrapped code"  # (the `how` of those readings; readings.py)
@@ -77,12 +78,20 @@ def _after_wrap_doubt(regions: list[Region], wrap, orig: list[str], partial_ok: 
         reason = f"region {targets[0] + 1} of the snippet matches nothing in the original; read after the wrapped code."
     else:
         base = _splice(placed, orig, choice, partial_ok, lang, wrap, None)
+        if not isinstance(base, Refusal) or base.region is None:
+            return None
+        w = _wrap_before(base.region, wrap)
+        branch = w is not None and opens_new_branch(wrap[0][base.region].lines, w)
         # (only the wrap's own doubt has these sides: a tie between places, or a deletion next to a
-        # common line, is a doubt of its own; held-out fuzz draws took them for this one)
-        if not isinstance(base, Refusal) or base.check != "takes_from_wrapped_code":
+        # common line, is a doubt of its own; held-out fuzz draws took them for this one. Unless the
+        # region is a branch of the new block and the doubt is a deletion next to its common line
+        # (`} else {` / `return err` paired with an early `return err` in the wrapped code): the
+        # branch's lines pair nothing there. A tie between two places stays a tie: fuzz 71529)
+        if base.check != "takes_from_wrapped_code" and not (branch and base.check == "deletion_after_common_anchor"):
             return None
         targets, reason = [base.region], base.reason
-        others.append(_side(placed, orig, choice, partial_ok, lang, wrap, Variant()))
+        if not branch:  # (the branch's lines are its own: no reading moves a wrapped line into it)
+            others.append(_side(placed, orig, choice, partial_ok, lang, wrap, Variant()))
     for i in targets:
         w = _wrap_before(i, wrap)
         first = next((x for x in wrap[0][i].lines if not is_blank(x)), None)
@@ -99,6 +108,8 @@ def _after_wrap_doubt(regions: list[Region], wrap, orig: list[str], partial_ok: 
     if any(kept[1].spans[i][1] <= kept[1].spans[i][0] for i in targets):
         return None
     for at in ("end", "before_last"):  # (lines shown after the closer read as the wrapped code's own, moved out)
+        if at == "before_last" and all(goes_past_block(placed[i].lines, _wrap_before(i, wrap)) for i in targets):
+            continue  # (no room after the new block: no reading)
         side = _side(placed, orig, choice, partial_ok, lang, wrap, Variant(after_wrap=tuple((i, at) for i in targets)))
         if side.lines != kept[0]:
             others.append(side)
@@ -149,6 +160,10 @@ class Variant:
 
     choice: tuple[tuple[int, Candidate], ...] = ()  # (region index, another of its candidates)
     unpaired: frozenset[tuple[int, str]] = frozenset()  # (anchored region, "lead" | "trail") inserted, not paired
+    # (anchored region, "after_first" | "before_last"): every line after its first anchor (before its
+    # last) inserted there, none paired: a guard added at a function's top whose `return` and `}`
+    # paired with the next `if`'s, its opener read as an edit of the declaration above that `if`
+    inserted: frozenset[tuple[int, str]] = frozenset()
     unanchored_at: tuple[tuple[int, str], ...] = ()  # (unanchored region, "start" | "end" of the lines it pairs)
     # (region right after a marker wrap, "end" | "beside" | "before_last"): placed after the whole
     # wrapped block, or before its last statement, instead of where its lines pair (wrap.py); "end"
@@ -163,6 +178,8 @@ class Variant:
     def how(self) -> str:
         parts = [f"region {i + 1} at line {c.start + 1}" for i, c in self.choice]
         parts += [f"region {i + 1}'s {side} lines added, not edits" for i, side in sorted(self.unpaired)]
+        parts += [f"region {i + 1}'s lines {'after its first' if at == 'after_first' else 'before its last'} "
+                  "anchor all added" for i, at in sorted(self.inserted)]
         parts += [f"region {i + 1} added {'before' if at == 'start' else 'after'} the lines it resembles"
                   for i, at in self.unanchored_at]
         parts += [(f"region {i + 1} after the wrapped code" if i >= 0 else "the snippet's last new block") +
@@ -256,10 +273,23 @@ def _other_places(i: int | None, regions: list[Region], choice: list[Candidate |
 
 OTHER_PLACES = 8  # each is spliced and validated: a few milliseconds apiece
 
+
+def _at_file_edge(k: int, regions: list[Region], choice: list[Candidate | None]) -> list[Variant]:
+    """The placements of region k (the first or the last) whose anchors reach the file's start
+    (end), blank lines aside, through inner anchors (`Region.at_edge`): a snippet without a marker
+    there may mean that edge, and then there are no lines it lacks a marker for (three comment
+    lines appended after the last `}`, two of which copy a comment block mid-file: the mid-file
+    copy was the one reading left)."""
+    if not 0 <= k < len(regions) or choice[k] is None:
+        return []
+    return [Variant(choice=((k, x),)) for x in regions[k].at_edge[:OTHER_PLACES]]
+
+
 # Checks whose doubt has known sides, and the Variants that read the others.
 ONE_SIDED = {
-    "unmarked_head": lambda i, regions, choice: [Variant(head_deleted=True)],
-    "unmarked_tail": lambda i, regions, choice: [Variant(tail_deleted=True)],
+    "unmarked_head": lambda i, regions, choice: [Variant(head_deleted=True)] + _at_file_edge(0, regions, choice),
+    "unmarked_tail": lambda i, regions, choice: [Variant(tail_deleted=True)] +
+    _at_file_edge(len(regions) - 1, regions, choice),
     "context_split": _other_places,
 }
 
@@ -307,12 +337,7 @@ def _splice(regions: list[Region], orig: list[str], choice: list[Candidate | Non
                 found = named_refusal(REGION_CHECKS, fit, _skipped(skip, i))
                 if found:
                     return Refusal(found[1], found[0], i)
-            start = c.start if variant and (i, "lead") in variant.unpaired else fit.start
-            end = c.end + 1 if variant and (i, "trail") in variant.unpaired else fit.end
-            sep = _separator_after(fit)
-            if variant and i in variant.separator_flipped:
-                sep = [] if sep else _blank_if_new_code_meets(fit)
-            span, f = (start, end, list(c.lines) + sep), fit.fuzzy
+            span, f = _anchored_span(i, c, fit, variant), fit.fuzzy
         if check and w is not None and i not in after_wrap:
             refusal = takes_from_wrapped_code(i, wrap[0][i].lines, span, orig, prev_end, next_start, w)
             if refusal:
@@ -392,10 +417,15 @@ def _variants(regions: list[Region], orig: list[str], choice: list[Candidate | N
         picks = others[:ALTERNATIVES]
         if r.widest is not None and all((x.start, x.end) != (r.widest.start, r.widest.end) for x in picks + [c]):
             picks.append(r.widest)
+        picks += r.at_edge[:ALTERNATIVES]  # (the file's edge, which a missing edge marker may claim)
         out += [Variant(choice=((i, x),)) for x in picks]
         if _wrap_before(i + 1, wrap) is not None:  # the other place, with the wrapped code after it
             out += [Variant(choice=((i, x),), after_wrap=((i + 1, "end"),)) for x in picks]
         out += [Variant(unpaired=frozenset({(i, side)})) for side in ("lead", "trail")]
+        if _new_block_between_anchors(c, orig, lang):
+            # (a region that ends (starts) at a marker may add all it shows below (above) an anchor)
+            out += [Variant(inserted=frozenset({(i, at)})) for at, marker in
+                    (("after_first", r.marker_after), ("before_last", r.marker_before)) if marker]
         out.append(Variant(separator_flipped=frozenset({i})))
     if wrap is not None and any(w.i == len(regions) - 1 for w in wrap[1]):
         out.append(Variant(after_wrap=((FINAL_WRAP, "before_last"),)))
@@ -403,6 +433,14 @@ def _variants(regions: list[Region], orig: list[str], choice: list[Candidate | N
         plan = read[1]
         out += [Variant(head_deleted=True)] * plan.head + [Variant(tail_deleted=True)] * plan.tail
     return out
+
+
+def _new_block_between_anchors(c: Candidate, orig: list[str], lang: str | None) -> bool:
+    """The placement's lines between its first and last anchor open a block the original lacks: its
+    closing lines may have paired with an original block's (`return null;` / `}`), and then the
+    lines between were edited by no one (the doubt `Variant.inserted` reads the other way)."""
+    known = {x.strip() for x in orig}
+    return any(opens_block(x, lang) and x.strip() not in known for x in c.lines[c.first + 1:c.last])
 
 
 def _wrap_before(i: int, wrap) -> Wrap | None:
@@ -438,6 +476,22 @@ def _place_regions(regions: list[Region], orig: list[str],
             edge = "start"
         r.candidates = place_region(r, idx, edge)
     return order_regions(regions)
+
+
+def _anchored_span(i: int, c: Candidate, fit: RegionFit, variant: Variant | None) -> Span:
+    """The original span anchored region i at placement c replaces, and its lines: its edge lines
+    paired as `fit` pairs them, unless the variant reads them (or all its lines past one anchor) as
+    inserted; the blank separator after new definitions, unless the variant flips it."""
+    start = c.start if variant and (i, "lead") in variant.unpaired else fit.start
+    end = c.end + 1 if variant and (i, "trail") in variant.unpaired else fit.end
+    if variant and (i, "after_first") in variant.inserted:
+        return start, c.start + 1, list(c.lines)
+    if variant and (i, "before_last") in variant.inserted:
+        return c.end, end, list(c.lines)
+    sep = _separator_after(fit)
+    if variant and i in variant.separator_flipped:
+        sep = [] if sep else _blank_if_new_code_meets(fit)
+    return start, end, list(c.lines) + sep
 
 
 def _fit(i: int, regions: list[Region], c: Candidate, orig: list[str], prev_end: int, next_start: int,

@@ -27,6 +27,8 @@ def after_wrapped_block(lines: list[str], orig: list[str], lo: int, hi: int, w: 
         last = last_statement(orig, lo, end, w.level)
         if last is None or last <= lo:
             return "the wrapped code has no last statement to leave out"
+        if goes_past_block(lines, w):
+            return "the region goes on past the block the wrapped code is in: no statement can follow the new block"
         blanks = 0  # (the region's blank lines before its marker go with the marker)
         while blanks < len(lines) and is_blank(lines[len(lines) - 1 - blanks]):
             blanks += 1
@@ -36,6 +38,14 @@ def after_wrapped_block(lines: list[str], orig: list[str], lo: int, hi: int, w: 
     # last lines are the original's from the block's end, as written (the edge walk may pair fewer)
     stop = max(stop, end + _closing_suffix(lines, orig, end, hi))
     return (end, stop, list(lines)), 0
+
+
+def goes_past_block(lines: list[str], w: Wrap) -> bool:
+    """The region right after a marker wrap goes on past the block the wrapped code is in (the next
+    method, the function's `}`): the wrapped code's last statement cannot be left after the new
+    block, for it would stand between two lines the snippet shows together (`return None` / the
+    next `def`)."""
+    return any(not is_blank(x) and len(indent_of(x)) < len(w.level) for x in lines)
 
 
 def _closing_suffix(lines: list[str], orig: list[str], at: int, hi: int) -> int:
@@ -58,6 +68,34 @@ def clause_word(line: str) -> str | None:
     `except E:` -> "except"), or None."""
     m = re.match(r"[A-Za-z_]\w*", line.strip().lstrip("}").strip())
     return m.group(0) if m and m.group(0) in CONTINUATIONS else None
+
+
+# Branches whose body is the new block's own alternative: their lines are new, never the wrapped
+# code's moved there (a `finally` may well take the body's `conn.close()`: not among them).
+NEW_BRANCHES = ("else", "elif", "except", "catch")
+
+
+def opens_new_branch(lines: list[str], w: Wrap) -> bool:
+    """The region right after a marker wrap is a branch of the new block (`} else {`, `except E:`,
+    `} catch (err) {`) at its level, and past it only leaves the block the wrapped code is in (the
+    function's `}`, the next method): every line it shows at the wrapped code's depth is the
+    branch's own, even one that reads like a wrapped line (`Ok(())`, `return err`). Pairing it with
+    the wrapped code's copy would move that line out of the block the marker says holds the code
+    unchanged. (A statement shown after the branch, `current = nested;`, may well be the wrapped
+    code's last one, left after the new block.)"""
+    code = [x for x in lines if not is_blank(x)]
+    if not code or indent_of(code[0]) != w.level or clause_word(code[0]) not in NEW_BRANCHES:
+        return False
+    for x in code[1:]:
+        ind = indent_of(x)
+        if len(ind) < len(w.level) or not x.startswith(w.level):
+            return True  # (out of the block the wrapped code is in)
+        if ind == w.level and not _BRACKETS_ONLY.match(x.strip()) and clause_word(x) not in NEW_BRANCHES:
+            return False  # a statement after the branch, or a `finally`
+    return True
+
+
+_BRACKETS_ONLY = re.compile(r"[)\]}]+[;,]?$")
 
 
 def takes_from_wrapped_code(i: int, lines: list[str], span: Span, orig: list[str], lo: int, hi: int,

@@ -1,0 +1,46 @@
+"""Lines appended after the file's last lines, shown with only a common context line (`}`,
+`return y`) and no marker after them, that copy a comment block standing mid-file: the anchors find
+the mid-file copy, and with the tail-deleting reading failing validation (it would delete most of
+the file) that copy was the one reading left, exit 0 (held-out fuzz seed 59302, prop_tail #1130).
+The placement through the context line that reaches the file's end is a reading too
+(`Region.at_edge`): the merge refuses, and the readings hold the expected file. Each was wrong on
+9b63fe1; written by hand in three languages.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fastapply.merge import structural_merge
+
+
+def _go() -> tuple[str, str, str]:
+    fns = "\n".join(f"func f{i}(x int) int {{\n\ty := x * {i}\n\treturn y + {i}\n}}\n" for i in range(8))
+    original = f"package calc\n\nfunc Open() int {{\n\treturn 1\n}}\n\n// MODERATE\n// --------\n\n{fns}"
+    update = "// ... existing code ...\n}\n// appended beta\n// MODERATE\n// --------\n"
+    return original, update, original + "// appended beta\n// MODERATE\n// --------\n"
+
+
+def _javascript() -> tuple[str, str, str]:
+    fns = "\n".join(f"function f{i}(x) {{\n  const y = x * {i};\n  return y + {i};\n}}\n" for i in range(8))
+    original = f"'use strict';\n\nfunction open() {{\n  return 1;\n}}\n\n// MODERATE\n// --------\n\n{fns}"
+    update = "// ... existing code ...\n}\n// appended beta\n// MODERATE\n// --------\n"
+    return original, update, original + "// appended beta\n// MODERATE\n// --------\n"
+
+
+def _python() -> tuple[str, str, str]:
+    fns = "\n\n".join(f"def f{i}(x):\n    y = x * {i}\n    return y\n" for i in range(8))
+    original = f"import os\n\n\ndef open_it():\n    return y\n\n# MODERATE\n# --------\n\n{fns}"
+    update = "# ... existing code ...\n    return y\n# appended beta\n# MODERATE\n# --------\n"
+    return original, update, original + "# appended beta\n# MODERATE\n# --------\n"
+
+
+CASES = {"go": _go, "javascript": _javascript, "python": _python}
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_lines_appended_at_the_end_that_copy_a_block_mid_file_are_a_question(lang):
+    original, update, expected = CASES[lang]()
+    r = structural_merge(original, update, lang)
+    assert not r.ok or r.text == expected
+    assert expected in [x.text for x in r.readings]
