@@ -230,6 +230,8 @@ def _one_sided(refused: Refusal, regions: list[Region], orig: list[str], choice:
     with that check passed over (every other check still run) and the other sides, as lines, for
     the caller to validate: when every other side fails validation, one reading survives and is the
     answer."""
+    if refused.check == "deleted_declaration_still_used":
+        return _inserted_instead(refused, regions, orig, choice, partial_ok, lang, wrap)
     other = ONE_SIDED.get(refused.check)
     if other is None:
         return None
@@ -245,6 +247,41 @@ def _one_sided(refused: Refusal, regions: list[Region], orig: list[str], choice:
     if any(s.lines is None and "overlap" not in s.unspliced for s in sides):
         return None
     return OneSidedDoubt(refused.reason, kept[0], sides, places=other is _other_places)
+
+
+def _inserted_instead(refused: Refusal, regions: list[Region], orig: list[str], choice: list[Candidate | None],
+                      partial_ok: bool, lang: str | None, wrap) -> OneSidedDoubt | None:
+    """A placement that turns a declaration into lines that declare nothing while the code kept
+    below still uses the name (`deleted_declaration_still_used`) gives no file a snippet means. The
+    other reading keeps the region's anchors and inserts all its lines after the first one (an
+    early-return guard whose `return` and `}` had paired with the next `if`'s): when the placement
+    passes every other check, that reading deletes nothing it did not, and it is the one left."""
+    i = refused.region
+    if i is None or choice[i] is None or not regions[i].marker_after or \
+            not _one_new_block_after_anchor(choice[i], orig, lang) or \
+            isinstance(_splice(regions, orig, choice, partial_ok, lang, wrap, None, skip=(refused.check, i)), Refusal):
+        return None
+    read = _splice(regions, orig, choice, partial_ok, lang, wrap, Variant(inserted=frozenset({(i, "after_first")})))
+    why = f"{refused.reason} Read so, every other check passes; its lines inserted after the region's first anchor"
+    return None if isinstance(read, Refusal) else OneSidedDoubt(why, read[0], ())
+
+
+def _one_new_block_after_anchor(c: Candidate, orig: list[str], lang: str | None) -> bool:
+    """The placement's lines after its first anchor are one new block and nothing else: an opener
+    the original lacks, its body, its closer (Python: its body, deeper). Inserted whole, they add
+    that block and repeat no statement of the original (comments put in place of a declaration, with
+    the next statement shown after them, are the snippet's own deletion: fuzz seed 61486)."""
+    body = [x for x in c.lines[c.first + 1:] if not is_blank(x)]
+    if len(body) < 2 or not opens_block(body[0], lang) or body[0].strip() in {x.strip() for x in orig}:
+        return False
+    if lang == "python":
+        return all(len(indent_of(x)) > len(indent_of(body[0])) for x in body[1:])
+    depth = 0
+    for k, x in enumerate(body):
+        depth += bracket_delta(x)
+        if depth <= 0 and k < len(body) - 1:
+            return False
+    return depth == 0
 
 
 def _side(regions: list[Region], orig: list[str], choice: list[Candidate | None], partial_ok: bool,
