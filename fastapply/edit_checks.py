@@ -1,8 +1,9 @@
 """Did a model's output apply the edit, and only the edit? Line-level checks, no parsing.
 
-`validate()` catches broken files; these catch files that parse but are wrong in the two ways a
+`validate()` catches broken files; these catch files that parse but are wrong in the three ways a
 small or unfaithful model fails: it copies the original and ignores the update (`edit_missing`),
-or it stops early / skips code that the snippet never touched (`lost_code`).
+it stops early / skips code that the snippet never touched (`lost_code`), or it writes the
+snippet's lines in another order (`snippet_order`: a new `else` branch's body put in the `if`).
 
 A lazy snippet deletes code only *between* lines it shows (two adjacent context lines with the
 deleted lines gone from between them), so an original line may vanish only inside the span of
@@ -61,6 +62,11 @@ def check_edit_applied(original: str, update: str, merged: str) -> list[Finding]
     if missing:
         findings.append(Finding("edit_missing", f"{len(missing)} of {len(new)} new line(s) of the update are not in "
                                                 f"the result, e.g. {missing[0].strip()[:80]!r}"))
+    # Each region's lines stand in the result in the snippet's order (a merge splices a region whole).
+    out_of_order = next((r for r in regions if not _in_order(r, merged.splitlines())), None)
+    if out_of_order is not None:
+        findings.append(Finding("snippet_order", "the result does not hold the snippet's lines in the snippet's order, "
+                                                 f"e.g. in the region that starts {out_of_order[0].strip()[:60]!r}"))
     # Original lines gone from the result must lie inside a span the update covers.
     if any(marker_flags(u_lines, o_lines)):
         spans = _spans(regions, o_lines)
@@ -72,3 +78,15 @@ def check_edit_applied(original: str, update: str, merged: str) -> list[Finding]
             findings.append(Finding("lost_code", f"{len(lost)} original line(s) outside the edited regions are gone, "
                                                  f"e.g. line {lost[0] + 1}: {o_lines[lost[0]].strip()[:80]!r}"))
     return findings
+
+
+def _in_order(region: list[str], merged: list[str]) -> bool:
+    """Are the region's lines a subsequence of the result, indentation aside (a wrap re-indents)?
+    Not lines with an inline marker, which the merge expands, nor with `...` anywhere (a spread, or
+    a marker of a kind the flags missed: as for `edit_missing`)."""
+    shown = [_key(x) for x in region if split_inline(x) is None and "..." not in x]
+    k = 0
+    for line in merged:
+        if k < len(shown) and _key(line) == shown[k]:
+            k += 1
+    return k == len(shown)

@@ -17,7 +17,19 @@ def test_right_merge_passes():
 
 
 def test_copy_of_original_is_caught():
-    assert kinds(ORIGINAL) == ["edit_missing"]
+    assert "edit_missing" in kinds(ORIGINAL)
+
+
+def test_the_snippets_lines_out_of_order_are_caught():
+    """Held-out agent set 6, `A_rust`, through `auto`: the merge refused with no reading, and the
+    0.5B model wrote the new `else` branch's lines into the `if` and the old body into the `else`.
+    The file parsed and held every line; only their order was wrong."""
+    original = "fn f(x: u8) -> u8 {\n    let y = x + 1;\n    y\n}\n"
+    update = "fn f(x: u8) -> u8 {\n    if x > 0 {\n        // ... existing code ...\n    } else {\n        0\n    }\n}\n"
+    right = "fn f(x: u8) -> u8 {\n    if x > 0 {\n        let y = x + 1;\n        y\n    } else {\n        0\n    }\n}\n"
+    swapped = "fn f(x: u8) -> u8 {\n    if x > 0 {\n        0\n    } else {\n        let y = x + 1;\n        y\n    }\n}\n"
+    assert check_edit_applied(original, update, right) == []
+    assert [f.kind for f in check_edit_applied(original, update, swapped)] == ["snippet_order"]
 
 
 def test_small_file_truncated_after_the_edit_is_caught():
