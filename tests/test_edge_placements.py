@@ -44,3 +44,30 @@ def test_lines_appended_at_the_end_that_copy_a_block_mid_file_are_a_question(lan
     r = structural_merge(original, update, lang)
     assert not r.ok or r.text == expected
     assert expected in [x.text for x in r.readings]
+
+
+# -- lines deleted inside a run the snippet shows, the run standing whole elsewhere ----------------
+
+# Every test of a file ends with the same lines (`render();` / `expect(...)` / `});`). The snippet
+# shows one such ending, then the next unique line, and deletes what lies between: either the
+# tests after the first copy of that ending (the run as written), or two lines inside the last copy
+# (the nearer place, cheaper). Which copy is meant is the question; a lone reading answered it with
+# the nearer copy, wrong (held-out fuzz seed 30917, `delete_between` #330, TSX, wrong on 9b63fe1
+# too; a regression in test_fuzz_regressions.py). Refused now
+# (`checks.deletes_inside_a_run_that_stands_elsewhere`). The shape below, written by hand, was
+# refused on 9b63fe1 too, by another check: it guards the question, not the fix.
+def _describe(name: str, n: int, extra: str = "") -> str:
+    """n tests that each end alike; `extra` lines between the last one's `render` and `expect`."""
+    tests = [f"  it('{name} {i}', () => {{\n    const x = make({i})\n    render(x)\n" + (extra if i == n - 1 else "") +
+             "    expect(x).toBeDefined()\n  })\n" for i in range(n)]
+    return f"describe('{name}', () => {{\n" + "\n".join(tests) + "})\n\n"
+
+
+def test_lines_deleted_inside_a_run_that_stands_whole_elsewhere_are_a_question():
+    original = ("import { make, render } from './util'\n\n" + _describe("one", 2) +
+                _describe("two", 3, "    x.reset()\n    x.flush()\n") + "describe('three', () => {\n  it('z', () => {\n"
+                "    const y = make(9)\n  })\n})\n")
+    update = ("// ... existing code ...\n    render(x)\n    expect(x).toBeDefined()\n  })\n})\n\n"
+              "describe('three', () => {\n  it('z', () => {\n// ... existing code ...\n")
+    res = structural_merge(original, update, "javascript")
+    assert not res.ok, res.text

@@ -109,6 +109,8 @@ WRONG_BEFORE = [  # (pattern, seed, index): the rule that now refuses or places 
     ("wrap_body", 71529, 143),  # a branch after the wrap (`} catch {`, wrap_regions.opens_new_branch) settles no tie
     ("wrap_marker", 48213, 3),  # opens_new_branch: a statement shown after the branch may be the wrapped code's last
     ("wrap_marker", 48213, 358),  # the same (Python: `assert response.content == body`)
+    ("delete_between", 30917, 330),  # deletes_inside_a_run_that_stands_elsewhere (found with --broken-original;
+    #   drawn here without the broken line, and wrong so on 9b63fe1 too)
     ("prop_random_edit", 61486, 124),  # _inserted_instead: comments put in place of a declaration, the next
     #   statement shown after them, are the snippet's own deletion, not a new block to insert whole
     ("delete_between", 86117, 919),  # deletion_edge_repeats: a small deletion at a two-line run's copy ties

@@ -31,6 +31,7 @@ from fastapply.merge.checks.region_copies import (
     added_line_at_other_anchor,
     context_split,
     contested,
+    deletes_inside_a_run_that_stands_elsewhere,
     edge_run_longer_elsewhere,
     rests_on_repeated_lines,
     run_past_span,
@@ -148,6 +149,9 @@ from fastapply.merge.checks.member_alignment import (
 
 # One region placed by its line anchors (lineplace.py).
 REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
+    # (first: its doubt is which copy of a run, and the readings lack the far copy's deletion, so no
+    # lone reading may answer it, as one may a `context_split`: readings.PLACEMENT_CHECKS)
+    deletes_inside_a_run_that_stands_elsewhere,
     contested,
     context_split,
     tied_alternative,

@@ -74,6 +74,37 @@ def tied_alternative(fit: RegionFit) -> str | None:
     return None
 
 
+INNER_RUN = 4  # lines: a run of the region's shown lines this long, standing whole elsewhere, names a place
+
+
+def deletes_inside_a_run_that_stands_elsewhere(fit: RegionFit) -> str | None:
+    """The placement deletes original lines between two lines the region shows together, and the
+    run of shown lines around that deletion stands whole, as written, elsewhere in the gap: there
+    the region deletes nothing inside it (and what lies beyond it instead). Which copy of the run is
+    meant is the question (a test's last lines, `inc()` / `return <></>` / `}` / `TestComponent` /
+    `})` / `})`, which every test of a file ends with: held-out fuzz seed 30917, `delete_between`
+    #330, wrong on 9b63fe1 too)."""
+    c, o = fit.c, fit.orig
+    region = [x.rstrip() for x in c.lines[c.first:c.last + 1]]
+    span = [x.rstrip() for x in o[c.start:c.end + 1]]
+    ops = SequenceMatcher(None, region, span, autojunk=False).get_opcodes()
+    for k, (tag, i1, i2, j1, j2) in enumerate(ops):
+        if tag != "insert" or k == 0 or k == len(ops) - 1:  # (original lines the region lacks)
+            continue
+        if ops[k - 1][0] != "equal" or ops[k + 1][0] != "equal":
+            continue
+        lo, hi = ops[k - 1][1], ops[k + 1][2]  # the run of shown lines around the deletion
+        run = region[lo:hi]
+        if sum(1 for x in run if not is_blank(x)) < INNER_RUN:
+            continue
+        for s in range(fit.prev_end, fit.next_start - len(run) + 1):
+            if not c.start <= s <= c.end and [x.rstrip() for x in o[s:s + len(run)]] == run:
+                return (f"region {fit.i + 1} deletes lines between its lines `{run[ops[k - 1][2] - lo - 1].strip()[:40]}` "
+                        f"and `{run[ops[k + 1][1] - lo].strip()[:40]}`, which stand together as written at line "
+                        f"{s + 1}: which copy is meant?")
+    return None
+
+
 def run_past_span(fit: RegionFit) -> str | None:
     """The region's lines, read from its first anchor on (from its last one back), go on matching
     the original past the end (start) of the span it replaces, before its other anchor: the
