@@ -138,11 +138,16 @@ BROKEN_OPENER = {"javascript": "describe('broken', () => {\n", "typescript": "de
 
 def broken(edit):
     """The edit with its original and expected file broken alike (BROKEN_OPENER), or None when the
-    original still parses."""
+    original still parses, or when the snippet starts without a marker: it then shows the file's
+    top, and a line put above it would stand unshown and unmarked, kept by the expected file
+    whatever the edit did to the lines below it (seed 44790, `delete_between` #377: the head's
+    doc comments and `require` deleted, the broken line above them kept)."""
     from fastapply.languages import parse, unparsable  # (fastapply loads in the workers, as merge_verdict)
+    from fastapply.markers import looks_like_marker
 
     head = BROKEN_OPENER.get(edit.language)
-    if head is None:
+    first = next((x for x in edit.update.splitlines() if x.strip()), "")
+    if head is None or not looks_like_marker(first):
         return None
     out = replace(edit, original=head + edit.original, expected=head + edit.expected)
     tree = parse(edit.language, out.original)

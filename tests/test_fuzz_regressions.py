@@ -111,6 +111,8 @@ WRONG_BEFORE = [  # (pattern, seed, index): the rule that now refuses or places 
     ("wrap_marker", 48213, 358),  # the same (Python: `assert response.content == body`)
     ("delete_between", 30917, 330),  # deletes_inside_a_run_that_stands_elsewhere (found with --broken-original;
     #   drawn here without the broken line, and wrong so on 9b63fe1 too)
+    ("wrap_body", 65123, 916),  # clause_top_under_other_marker: `finally:` / a new line over an old `finally`
+    #   whose `client.close()` a column-0 marker hides: added to it, or a new try/finally around it?
     ("prop_random_edit", 61486, 124),  # _inserted_instead: comments put in place of a declaration, the next
     #   statement shown after them, are the snippet's own deletion, not a new block to insert whole
     ("delete_between", 86117, 919),  # deletion_edge_repeats: a small deletion at a two-line run's copy ties
@@ -212,3 +214,11 @@ def test_lines_appended_after_the_last_brace_that_copy_a_block_mid_file_are_not_
     res = structural_merge(edit.original, edit.update, edit.language)
     assert not res.ok or res.text == edit.expected
 
+
+
+def test_a_broken_original_is_drawn_only_under_a_leading_marker(pool):
+    """`--broken-original` seed 44790, delete_between #377: the snippet starts at the file's top (no
+    marker) and the edit deletes the head's doc comments and `require`; the broken line put above
+    them was kept by the expected file, unshown and unmarked. Such a draw is no case."""
+    _, edit = fuzz.draw_case("delete_between", 44790, 377, pool)
+    assert fuzz.broken(edit) is None

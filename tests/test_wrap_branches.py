@@ -242,3 +242,31 @@ def test_a_finally_repeating_the_wrapped_codes_last_line_stays_a_question():
               "        conn.close()\n")
     r = structural_merge(original, update, "python")
     assert not r.ok
+
+
+# `finally:` / `lock.release()` after `try:` and a marker for the body, over a body that is itself a
+# `try:` / `finally: client.close()`, with the marker after written at column 0: the new lines may
+# go at the top of the old `finally` (its `client.close()` kept after them, hidden by that marker)
+# or a new try/finally may wrap the old one (held-out fuzz seed 65123, `wrap_body` #916, Python,
+# wrong on 9b63fe1 too: `checks.clause_top_under_other_marker`).
+TRY_AROUND_TRY_LOOSE = {
+    "python": ("def close_all(pool):\n    try:\n        conn = pool.get()\n        conn.flush()\n    finally:\n"
+               "        conn.close()\n\n\ndef other():\n    return 1\n",
+               "# ... existing code ...\ndef close_all(pool):\n    try:\n        # ... existing code ...\n    finally:\n"
+               "        lock.release()\n# ... existing code ...\n"),
+    "javascript": ("function closeAll(pool) {\n  try {\n    const conn = pool.get();\n    conn.flush();\n  } finally {\n"
+                   "    conn.close();\n  }\n}\n\nfunction other() {\n  return 1;\n}\n",
+                   "// ... existing code ...\nfunction closeAll(pool) {\n  try {\n    // ... existing code ...\n"
+                   "  } finally {\n    lock.release();\n// ... existing code ...\n"),
+    "java": ("class Pool {\n  void closeAll() {\n    try {\n      Conn conn = get();\n      conn.flush();\n    } finally {\n"
+             "      conn.close();\n    }\n  }\n}\n",
+             "// ... existing code ...\n  void closeAll() {\n    try {\n      // ... existing code ...\n    } finally {\n"
+             "      lock.release();\n// ... existing code ...\n"),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(TRY_AROUND_TRY_LOOSE))
+def test_new_lines_atop_an_old_finally_under_a_loose_marker_are_a_question(lang):
+    original, update = TRY_AROUND_TRY_LOOSE[lang]
+    r = structural_merge(original, update, lang)
+    assert not r.ok, r.text

@@ -72,6 +72,7 @@ from fastapply.merge.checks.region_indent import (
 )
 # ... a new block around original code (the wrap reading).
 from fastapply.merge.checks.region_wraps import (
+    clause_top_under_other_marker,
     lone_statement_opener,
     opener_after_deleted_lines,
     opener_read_both_ways,
@@ -196,6 +197,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     run_past_span,
     deleted_declaration_still_used,
     wrapped_common_line_elsewhere,
+    clause_top_under_other_marker,
 )
 
 # All regions placed, before they are spliced into the file (lineplace.py).

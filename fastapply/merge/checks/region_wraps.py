@@ -15,6 +15,7 @@ from fastapply.merge.checks.helpers import rests_on_common_lines
 from fastapply.merge.seams import opens_block
 from fastapply.merge.text import indent_of, is_blank, is_trivial
 from fastapply.merge.wrap import shown_wrap
+from fastapply.merge.wrap_regions import clause_word
 
 
 def shifted_around_new_block(fit: RegionFit) -> str | None:
@@ -202,3 +203,28 @@ def wrapped_common_line_elsewhere(fit: RegionFit) -> str | None:
             return (f"region {fit.i + 1} rests on `{x.strip()[:40]}`, inside its new `{opener.strip()[:30]}`; the "
                     f"original has that line at the opener's depth too (line {copy + 1}): which copy is wrapped?")
     return None
+
+
+def clause_top_under_other_marker(fit: RegionFit) -> str | None:
+    """The region ends with an original clause opener (`finally:`, `} catch (e) {`) and new lines
+    below it, and the original lines kept right after them stand inside that clause's body, hidden
+    by a marker written shallower than they are (a loose one, at column 0). The snippet may add the
+    new lines to the old clause, or, its `try:` shown with the body elided, wrap a new `try` /
+    `finally` around the old one: `finally:` / `lock.release()` after `try:` and a marker, over a
+    body that is a `try:` / `finally: client.close()` (held-out fuzz seed 65123, `wrap_body` #916,
+    wrong on 9b63fe1 too). Which it is, a marker at the clause's depth would have said."""
+    r, o = fit.region, fit.orig
+    if not r.marker_after or r.after_indent is None or not fit.new_trail or fit.end >= fit.next_start:
+        return None
+    anchor = fit.c.lines[fit.c.last]
+    if clause_word(anchor) is None or not opens_block(anchor, fit.lang):
+        return None
+    depth = len(indent_of(anchor))
+    new = [x for x in fit.new_trail if not is_blank(x)]
+    kept = next((x for x in o[fit.end:fit.next_start] if not is_blank(x)), None)
+    if not new or kept is None or any(len(indent_of(x)) <= depth for x in new) or \
+            len(indent_of(kept)) <= depth or len(r.after_indent) >= len(indent_of(kept)):
+        return None
+    return (f"region {fit.i + 1} adds lines at the top of `{anchor.strip()[:40]}`'s body, and the original's "
+            f"`{kept.strip()[:40]}` stays after them, hidden by a marker at another depth: added to the old "
+            "clause, or a new block around the old one?")
