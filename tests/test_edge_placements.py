@@ -3,8 +3,10 @@
 the mid-file copy, and with the tail-deleting reading failing validation (it would delete most of
 the file) that copy was the one reading left, exit 0 (held-out fuzz seed 59302, prop_tail #1130).
 The placement through the context line that reaches the file's end is a reading too
-(`Region.at_edge`): the merge refuses, and the readings hold the expected file. Each was wrong on
-9b63fe1; written by hand in three languages.
+(`Region.at_edge`): the merge refuses. Each was wrong on 9b63fe1; written by hand in three
+languages. (It is a side of the doubt, not a reading: as a reading it was dropped whenever the
+appended lines restate a definition, and then the reading left answered, wrong: fuzz seed 81650,
+`prop_tail` #893.)
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def test_lines_appended_at_the_end_that_copy_a_block_mid_file_are_a_question(lan
     original, update, expected = CASES[lang]()
     r = structural_merge(original, update, lang)
     assert not r.ok or r.text == expected
-    assert expected in [x.text for x in r.readings]
+    assert not r.ok
 
 
 # -- lines deleted inside a run the snippet shows, the run standing whole elsewhere ----------------

@@ -57,7 +57,7 @@ class Region:
     # reading of its own when it is not the cheapest: checks.context_split refuses then)
     widest: Candidate | None = None
     # placements through inner anchors that reach the file's edge the region claims, at any cost, when
-    # none of its candidates does: a reading of the missing edge marker (lineplace._at_file_edge)
+    # none of its candidates does: a side of the missing edge marker's doubt (lineplace._at_file_edge)
     at_edge: list[Candidate] = field(default_factory=list)
 
 

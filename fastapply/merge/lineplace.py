@@ -454,7 +454,6 @@ def _variants(regions: list[Region], orig: list[str], choice: list[Candidate | N
         picks = others[:ALTERNATIVES]
         if r.widest is not None and all((x.start, x.end) != (r.widest.start, r.widest.end) for x in picks + [c]):
             picks.append(r.widest)
-        picks += r.at_edge[:ALTERNATIVES]  # (the file's edge, which a missing edge marker may claim)
         out += [Variant(choice=((i, x),)) for x in picks]
         if _wrap_before(i + 1, wrap) is not None:  # the other place, with the wrapped code after it
             out += [Variant(choice=((i, x),), after_wrap=((i + 1, "end"),)) for x in picks]
