@@ -54,6 +54,7 @@ PATTERNS = {  # name -> (generator, language groups it applies to)
     "prop_new_function": (fuzz_props.new_function, ALL),
     "wrap_body": (fuzz_wraps.wrap_body, ALL),
     "wrap_tail": (fuzz_wraps.wrap_tail, ALL),
+    "delete_look_alike": (fuzz_moves.delete_look_alike, ALL),
 }
 ATTEMPTS = 40  # draws per case before the case is given up (the pattern fits few originals)
 EXT = {"python": "py", "javascript": "js", "jsx": "jsx", "typescript": "ts", "tsx": "tsx", "go": "go",

@@ -236,16 +236,18 @@ def style(pick: Pick, lines: list[str], shown: list[bool], first_change: int, la
 
 
 def snippet(pick: Pick, src: Source, new_lines: list[str], stretches: list[Stretch], ctx: int,
-            hide: list[tuple[int, int]] = (), tag: str = "") -> Edit | None:
+            hide: list[tuple[int, int]] = (), tag: str = "", reads_as_no_change: bool = False) -> Edit | None:
     """Render the edited file as a snippet around `stretches` (context `ctx`, markers careful or
-    loose), with the rows in `hide` elided on purpose (by a marker a careful writer places)."""
+    loose), with the rows in `hide` elided on purpose (by a marker a careful writer places). A
+    snippet that also reads as "no change" (`no_op`) is no case unless `reads_as_no_change`: the
+    merge must then refuse it or answer the edit, never the original."""
     edited = text_of(new_lines) if src.text.endswith("\n") else "\n".join(new_lines)
     if edited == src.text or not keeps_syntax(src, edited):
         return None
     shown = shown_rows(new_lines, stretches, ctx)
     for lo, hi in hide:
         shown[lo:hi] = [False] * (hi - lo)
-    if no_op(src, new_lines, shown):
+    if not any(shown) or (no_op(src, new_lines, shown) and not reads_as_no_change):
         return None
     first = min(s.a for s in stretches)
     last = max(s.b for s in stretches)

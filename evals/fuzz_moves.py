@@ -1,13 +1,13 @@
 """Edit patterns that move, rename or remove code, as pure generators `gen(pick, src) -> Edit | None`:
 rename a local through a function shown whole, reorder two adjacent statements, change a signature
-and its body, delete lines between two anchors.
+and its body, delete lines between two anchors, delete one of a family of items that end alike.
 """
 
 from __future__ import annotations
 
 from evals.fuzz_common import WORDS, Edit, Pick, Source, Stretch, snippet
 from evals.fuzz_edits import PARAM, STATEMENT, _ctx, _run, group
-from evals.fuzz_nodes import functions, walk
+from evals.fuzz_nodes import blocks, functions, walk
 
 ASSIGNED = {  # node type -> field holding the assigned name (a local's definition)
     "assignment": "left", "variable_declarator": "name", "let_declaration": "pattern",
@@ -124,3 +124,27 @@ def delete_between(pick: Pick, src: Source) -> Edit | None:
         return None  # a deletion at the file's edge shows no line on one side
     lines = src.lines[:s] + src.lines[e + 1:]
     return snippet(pick, src, lines, [Stretch(s, s, 1)], _ctx(pick), tag=f"del{e - s + 1}")
+
+
+def delete_look_alike(pick: Pick, src: Source) -> Edit | None:
+    """One item deleted from a family whose items end alike (tests ending in the same two lines,
+    methods ending `return this;` / `}`), blank lines before it too: the snippet shows the previous
+    item's tail, the same as the deleted item's, and the next item's head. It also reads as "no
+    change" (the tail read as the deleted item's own), which the other patterns leave out; agents
+    send it to delete a test or a method among look-alikes."""
+    keys = [x.rstrip() for x in src.lines]
+    found = []
+    for b in blocks(src):
+        for prev, item, nxt in zip(b.stmts, b.stmts[1:], b.stmts[2:]):
+            if item.end - item.start < 2 or not (prev.end + 1 < item.start and item.end + 1 < nxt.start):
+                continue  # (items of three lines or more, each set apart by blank lines)
+            if any(keys[r].strip() for r in range(prev.end + 1, item.start)):
+                continue
+            if keys[prev.end - 1:prev.end + 1] == keys[item.end - 1:item.end + 1]:
+                found.append((prev, item))
+    if not found:
+        return None
+    prev, item = pick.choice(found)
+    lines = src.lines[:prev.end + 1] + src.lines[item.end + 1:]
+    return snippet(pick, src, lines, [Stretch(prev.end + 1, prev.end + 1, 1)], _ctx(pick), tag="look-alike",
+                   reads_as_no_change=True)

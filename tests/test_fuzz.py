@@ -19,7 +19,11 @@ GO = ("package main\n\nimport \"fmt\"\n\nfunc show(a int, b string) string {\n\t
       "\t\tx = 2\n\t\tfmt.Println(x)\n\t\tfmt.Println(b)\n\t}\n\tlist := []int{\n\t\t1,\n\t\t2,\n\t}\n"
       "\treturn fmt.Sprintf(\"%d %s %v\", x, b, list)\n}\n\nfunc main() {\n\tfmt.Println(show(1, \"x\"))\n"
       "\tfmt.Println(show(2, \"y\"))\n}\n")
-POOL = {"python": [Source("python", PY, "builtin.py")], "go": [Source("go", GO, "builtin.go")]}
+TESTS_PY = ("from app import make\n\n\ndef test_a():\n    c = make()\n    r = c.get('/a')\n    assert r.ok\n    assert r.json() == {}\n"
+            "\n\ndef test_b():\n    c = make()\n    r = c.get('/b')\n    assert r.ok\n    assert r.json() == {}\n\n\n"
+            "def test_c():\n    c = make()\n    assert c.post('/c').ok\n")
+POOL = {"python": [Source("python", PY, "builtin.py"), Source("python", TESTS_PY, "builtin_test.py")],
+        "go": [Source("go", GO, "builtin.go")]}
 
 
 def _subsequence(shown: list[str], lines: list[str]) -> bool:

@@ -166,6 +166,7 @@ EDIT_PATTERNS = [  # the everyday edit shapes of evals.fuzz, a few dozen draws e
     pytest.param(fuzz_edits.unwrap_marker, id="unwrap_marker"),
     pytest.param(fuzz_moves.reorder, id="reorder"),
     pytest.param(fuzz_moves.delete_between, id="delete_between"),
+    pytest.param(fuzz_moves.delete_look_alike, id="delete_look_alike"),
 ]
 
 

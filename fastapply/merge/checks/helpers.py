@@ -31,6 +31,28 @@ def trim_blank_ends(lines: list[str]) -> list[str]:
     return [x.rstrip() for x in lines[code[0]:code[-1] + 1]] if code else []
 
 
+def blank_bounded_ends(lines: list[str]) -> tuple[list[str], list[str]]:
+    """The lines (right-stripped) before a region's first blank line between code, and after its
+    last: the tail of one item and the head of the next, where the region spans a blank-separated
+    seam. ([], []) when it has no blank line between code."""
+    code = trim_blank_ends(lines)
+    blanks = [k for k, x in enumerate(code) if is_blank(x)]
+    if not blanks:
+        return [], []
+    return code[:blanks[0]], code[blanks[-1] + 1:]
+
+
+def copies_before(keys: list[str], run: list[str], lo: int, hi: int, most: int) -> list[int]:
+    """The indexes in [lo, hi) where `run` starts as consecutive lines of `keys`, nearest `hi` first."""
+    return [t for t in range(hi - 1, max(lo, 0) - 1, -1) if keys[t:t + len(run)] == run][:most]
+
+
+def copies_after(keys: list[str], run: list[str], lo: int, hi: int, most: int) -> list[int]:
+    """The indexes in [lo, hi) where `run` ends as consecutive lines of `keys`, nearest `lo` first."""
+    return [e for e in range(max(lo, len(run) - 1), min(hi, len(keys)))
+            if keys[e - len(run) + 1:e + 1] == run][:most]
+
+
 def deletions_at_edges(a: list[str], b: list[str]) -> list[tuple[str, list[str], list[str]]]:
     """Where a region (a, from its first to its last anchor) matched against its original span (b)
     starts (ends) with matching lines and then original lines it lacks: ("first" | "last", those

