@@ -316,13 +316,15 @@ def test_dirty_files_are_refused_unless_allow_dirty(tmp_path, repo, cases):
     assert (repo / modified.path).read_bytes() != before[modified.path]
     assert untracked.read_text() != SMALL_PY
     # a dry run never needs --allow-dirty (every edit is applied now: each file is unchanged, or
-    # refused where a region's lines also occur in another order, which an applied edit cannot tell
-    # from a reorder still to make; never "dirty")
+    # refused where the file cannot tell an applied edit from one still to make: a region's lines
+    # also in another order (a reorder?), or tests that end alike on both sides of a seam the region
+    # shows (a test deleted among look-alikes?); never "dirty", never changed again)
     r = codemod("--manifest", str(m), "--root", str(repo), "--engine", "structural", "--no-progress",
                 "--report", str(report))
     files = load_report(report)["files"]
     assert not [f for f in files if f.get("reason") == "dirty"]
-    assert sum(f["status"] == "unchanged" for f in files) >= len(files) - 1, r.err
+    assert all(f["status"] == "unchanged" or f.get("reason") == "refused" for f in files), r.err
+    assert sum(f["status"] == "unchanged" for f in files) >= len(files) - 4, r.err
 
 
 def test_no_git_repo_writes_without_the_check(tmp_path, cases):

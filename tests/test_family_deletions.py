@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from fastapply.merge import structural_merge
-from fastapply.merge.checks.helpers import blank_bounded_ends, copies_after, copies_before
+from fastapply.merge.checks.helpers import copies_after, copies_before, seam_runs
 from fastapply.merge.readings import read_all
 
 
@@ -235,9 +235,10 @@ def test_the_same_deletion_applied_again_changes_nothing(name):
     assert res.ok and res.text == expected
 
 
-def test_blank_bounded_ends_and_copies():
-    assert blank_bounded_ends(["", "a", "b", "", "c", "", "d", ""]) == (["a", "b"], ["d"])
-    assert blank_bounded_ends(["a", "b"]) == ([], [])
+def test_seam_runs_and_copies():
+    assert seam_runs(["", "a", "b", "", "c", "", "", "d", ""]) == [(["a", "b"], ["c", "", "", "d"]),
+                                                                    (["a", "b", "", "c"], ["d"])]
+    assert seam_runs(["a", "b"]) == []
     keys = ["x", "a", "b", "y", "a", "b", "z"]
     assert copies_before(keys, ["a", "b"], 0, 4, 3) == [1]
     assert copies_before(keys, ["a", "b"], 0, 7, 3) == [4, 1]
@@ -282,3 +283,26 @@ public class T {
     res = structural_merge(original, snippet, "java")
     assert not res.ok and "`@Test` also stand at line 14" in res.reasons[0]
     assert _deleted(original, 6, 12) in [r.text for r in read_all(original, snippet, "java").kept]
+
+
+def test_an_edit_applied_again_beside_a_lone_closer_comes_back_unchanged():
+    """Re-run idempotency: a function added after `}` and applied, sent again. The lone `}` before
+    the seam stands at every function's end, so it shows no deletion (`evals.reapply` on the dev
+    sets' 370 exact cases: 331 come back unchanged on 24aa034, 299 under a first cut of the seam
+    rule that took a lone `}` for an item's tail, 322 now)."""
+    original = "package x\n\nfunc z() int {\n\treturn 0\n}\n\nfunc a() int {\n\treturn 1\n}\n\nfunc b() int {\n\treturn 2\n}\n"
+    snippet = "// ... existing code ...\n}\n\nfunc b() int {\n\treturn 2\n}\n"
+    res = structural_merge(original, snippet, "go")
+    assert res.ok and res.text == original
+
+
+def test_an_edit_with_lines_of_its_own_applied_again_comes_back_unchanged():
+    """A region whose lines before each seam, and after it, stand nowhere else whole (here the first
+    test's tail, the whole middle test, the last one's header): applied again it is an edit already
+    applied, unchanged (a guard against refusing every seam)."""
+    lang, original, _, _ = CASES["python"]
+    snippet = ('# ... existing code ...\n    assert resp.status_code == 200\n    assert resp.json() == {"ok": True}\n'
+               '\n\ndef test_b():\n    client = make()\n    resp = client.get("/b")\n    assert resp.status_code == 200\n'
+               '    assert resp.json() == {"ok": True}\n\n\ndef test_c():\n# ... existing code ...\n')
+    res = structural_merge(original, snippet, lang)
+    assert res.ok and res.text == original

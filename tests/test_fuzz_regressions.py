@@ -123,6 +123,13 @@ WRONG_BEFORE = [  # (pattern, seed, index): the rule that now refuses or places 
     ("delete_between", 81650, 1189),  # the same, any deletion: a small one at the nearer copy of a JSDoc tail
     #   (`@param {String} setting` / `@return {app} for chaining` / `@public` / `*/`) ties with the farther
     #   copy's, which deletes two functions (wrong on 9b63fe1 too)
+    ("delete_look_alike", 29013, 1),  # changes_nothing: a test deleted among look-alikes, read as "no change"
+    #   (wrong on 24aa034; these five were also wrong in a cut of the seam rule that took only one seam
+    #   and no lone attribute: the head after the seam is a lone `@Test`)
+    ("delete_look_alike", 29013, 30),  # the same (the tail shown holds a blank line of its own)
+    ("delete_look_alike", 29013, 106),  # the same (comments after the seam)
+    ("delete_look_alike", 29013, 520),  # the same (TSX)
+    ("delete_look_alike", 29013, 837),  # the same (JavaScript)
 ]
 
 

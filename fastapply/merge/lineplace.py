@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from fastapply.merge.anchor import Candidate, OriginalIndex, Region, order_regions, place_region
 from fastapply.merge.checks import FILE_CHECKS, REGION_CHECKS, LinePlan, RegionFit, defines_something, named_refusal
-from fastapply.merge.checks.helpers import blank_bounded_ends, copies_after, copies_before
+from fastapply.merge.checks.helpers import copies_after, copies_before, seam_runs
 from fastapply.merge.edge_lines import consume_back, consume_forward
 from fastapply.merge.result import (
     OneSidedDoubt,
@@ -481,24 +481,24 @@ SEAM_CHECKS = frozenset({"deletion_edge_repeats", "changes_nothing"})
 
 
 def _at_seam_copies(i: int, c: Candidate, orig: list[str], choice: list[Candidate | None]) -> list[Variant]:
-    """Region i anchored at an earlier copy of the lines it shows before its blank-separated seam
-    (a later copy of those after it), the lines between deleted: an item deleted from a family
-    whose items end alike shows the previous item's tail, which the nearest copy reads as the
-    deleted item's own."""
+    """Region i anchored at an earlier copy of all the lines it shows before one of its
+    blank-separated seams (a later copy of those after it), the lines between deleted: an item
+    deleted from a family whose items end alike shows the previous item's tail, which the nearest
+    copy reads as the deleted item's own."""
     keys = [x.rstrip() for x in orig]
     lo = next((choice[j].end + 1 for j in range(i - 1, -1, -1) if choice[j] is not None), 0)
     hi = next((choice[j].start for j in range(i + 1, len(choice)) if choice[j] is not None), len(orig))
-    before, after = blank_bounded_ends(c.lines)
     code = [k for k, x in enumerate(c.lines) if not is_blank(x)]
     out = []
-    if before and code[0] <= c.first < code[0] + len(before):
-        shift = c.first - code[0]  # (the first anchor's line within the run)
-        out += [Variant(choice=((i, replace(c, start=t + shift)),))
-                for t in copies_before(keys, before, lo, c.start - shift, ALTERNATIVES)]
-    if after and code[-1] - len(after) < c.last <= code[-1]:
-        shift = code[-1] - c.last
-        out += [Variant(choice=((i, replace(c, end=e - shift)),))
-                for e in copies_after(keys, after, c.end + shift + 1, hi, ALTERNATIVES)]
+    for before, after in seam_runs(c.lines):
+        if code[0] <= c.first < code[0] + len(before):
+            shift = c.first - code[0]  # (the first anchor's line within the run)
+            out += [Variant(choice=((i, replace(c, start=t + shift)),))
+                    for t in copies_before(keys, before, lo, c.start - shift, ALTERNATIVES)]
+        if code[-1] - len(after) < c.last <= code[-1]:
+            shift = code[-1] - c.last
+            out += [Variant(choice=((i, replace(c, end=e - shift)),))
+                    for e in copies_after(keys, after, c.end + shift + 1, hi, ALTERNATIVES)]
     return out
 
 

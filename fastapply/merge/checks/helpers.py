@@ -31,15 +31,17 @@ def trim_blank_ends(lines: list[str]) -> list[str]:
     return [x.rstrip() for x in lines[code[0]:code[-1] + 1]] if code else []
 
 
-def blank_bounded_ends(lines: list[str]) -> tuple[list[str], list[str]]:
-    """The lines (right-stripped) before a region's first blank line between code, and after its
-    last: the tail of one item and the head of the next, where the region spans a blank-separated
-    seam. ([], []) when it has no blank line between code."""
+def seam_runs(lines: list[str]) -> list[tuple[list[str], list[str]]]:
+    """For each blank-separated seam between code in a region's lines: (the lines before it, the
+    lines after it), right-stripped, blank ends trimmed. A region that shows the tail of one item
+    and the head of the next spans such a seam."""
     code = trim_blank_ends(lines)
-    blanks = [k for k, x in enumerate(code) if is_blank(x)]
-    if not blanks:
-        return [], []
-    return code[:blanks[0]], code[blanks[-1] + 1:]
+    gaps = [k for k, x in enumerate(code) if is_blank(x) and not is_blank(code[k - 1])]
+    out = []
+    for k in gaps:
+        end = next(j for j in range(k, len(code)) if not is_blank(code[j]))
+        out.append((code[:k], code[end:]))
+    return out
 
 
 def copies_before(keys: list[str], run: list[str], lo: int, hi: int, most: int) -> list[int]:

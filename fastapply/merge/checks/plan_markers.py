@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 
 from fastapply.merge.checks.base import LinePlan
-from fastapply.merge.checks.helpers import blank_bounded_ends, copies_after, copies_before, trim_blank_ends
-from fastapply.merge.text import indent_of, is_blank, is_import_line, occurrences
+from fastapply.merge.checks.helpers import copies_after, copies_before, seam_runs, trim_blank_ends
+from fastapply.merge.text import indent_of, is_blank, is_import_line, is_trivial, occurrences
 from fastapply.merge.wrap import marker_wrap
 from fastapply.merge.wrap_regions import clause_word
 
@@ -24,9 +24,10 @@ def changes_nothing(plan: LinePlan) -> str | None:
     edit already applied is the exception: when every region occurs once in the original, verbatim
     (at the indentation it is written with), there is nowhere else it could go, and the file comes
     back unchanged (an agent's retry or a re-run codemod is idempotent). Not when a region spans a
-    blank-separated seam and the lines before the seam occur again above it (after it, below): an
-    item deleted from a family whose items end alike shows the previous item's tail and the next
-    one's head, and read at the nearest copy of that tail it deletes nothing."""
+    blank-separated seam and all its lines before the seam stand again above it (after it, below):
+    an item deleted from a family whose items end alike shows the previous item's tail and the next
+    one's head, and read at the nearest copy of that tail it deletes nothing. (An edit applied
+    again whose region shows such a seam is refused too: the file cannot tell the two apart.)"""
     if plan.partial_ok or not all(plan.orig[start:end] == repl for start, end, repl in plan.spans):
         return None
     if all(occurrences(plan.orig, repl) == 1 and trim_blank_ends(repl) == trim_blank_ends(r.lines)
@@ -42,23 +43,28 @@ def changes_nothing(plan: LinePlan) -> str | None:
 SEAM_COPIES = 3  # copies of a seam's run looked for on each side
 
 
+def _telling(run: list[str]) -> bool:
+    """A run that can be an item's tail (head) as shown: not a lone line as common as `}` (one
+    stands at every item's end, and an edit applied again beside one shows no deletion)."""
+    return len(run) > 1 or (len(run) == 1 and not is_trivial(run[0]))
+
+
 def _seam_run_elsewhere(plan: LinePlan) -> tuple[str, int] | None:
-    """(the first line of a region's run before (after) its blank-separated seam, where a copy of
-    that run stands above (below) the region, in the gap before the neighbouring region), or None."""
+    """(the first line of a region's lines before (after) one of its blank-separated seams, where
+    a copy of all those lines stands above (below) the region, in the gap before the neighbouring
+    region), or None."""
     keys = [x.rstrip() for x in plan.orig]
     for k, (start, end, repl) in enumerate(plan.spans):
         lo = plan.spans[k - 1][1] if k else 0
         hi = plan.spans[k + 1][0] if k + 1 < len(plan.spans) else len(keys)
-        before, after = blank_bounded_ends(repl)
-        if not before:
-            continue  # (no seam: `after` is empty too)
         code = [j for j, x in enumerate(repl) if not is_blank(x)]
-        above = copies_before(keys, before, lo, start + code[0], SEAM_COPIES)
-        if above:
-            return before[0].strip(), above[0]
-        below = copies_after(keys, after, start + code[-1] + 1, hi, SEAM_COPIES)
-        if below:
-            return after[0].strip(), below[0] - len(after) + 1
+        for before, after in seam_runs(repl):
+            above = copies_before(keys, before, lo, start + code[0], SEAM_COPIES) if _telling(before) else []
+            if above:
+                return before[0].strip(), above[0]
+            below = copies_after(keys, after, start + code[-1] + 1, hi, SEAM_COPIES) if _telling(after) else []
+            if below:
+                return after[0].strip(), below[0] - len(after) + 1
     return None
 
 
