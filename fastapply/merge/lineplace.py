@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from fastapply.merge.anchor import Candidate, OriginalIndex, Region, order_regions, place_region
 from fastapply.merge.checks import FILE_CHECKS, REGION_CHECKS, LinePlan, RegionFit, defines_something, named_refusal
-from fastapply.merge.checks.helpers import copies_after, copies_before, seam_runs
+from fastapply.merge.checks.helpers import seam_copies
 from fastapply.merge.edge_lines import consume_back, consume_forward
 from fastapply.merge.result import (
     OneSidedDoubt,
@@ -489,16 +489,14 @@ def _at_seam_copies(i: int, c: Candidate, orig: list[str], choice: list[Candidat
     lo = next((choice[j].end + 1 for j in range(i - 1, -1, -1) if choice[j] is not None), 0)
     hi = next((choice[j].start for j in range(i + 1, len(choice)) if choice[j] is not None), len(orig))
     code = [k for k, x in enumerate(c.lines) if not is_blank(x)]
+    above, below = c.first - code[0], code[-1] - c.last  # (the anchors' lines within the region's code)
     out = []
-    for before, after in seam_runs(c.lines):
-        if code[0] <= c.first < code[0] + len(before):
-            shift = c.first - code[0]  # (the first anchor's line within the run)
-            out += [Variant(choice=((i, replace(c, start=t + shift)),))
-                    for t in copies_before(keys, before, lo, c.start - shift, ALTERNATIVES)]
-        if code[-1] - len(after) < c.last <= code[-1]:
-            shift = code[-1] - c.last
-            out += [Variant(choice=((i, replace(c, end=e - shift)),))
-                    for e in copies_after(keys, after, c.end + shift + 1, hi, ALTERNATIVES)]
+    for side, run, at in seam_copies(keys, c.lines, c.start - above, c.end + below, lo, hi, ALTERNATIVES):
+        # (only a copy of a run that holds the region's first (last) anchor can carry it there)
+        if side == "above" and above < len(run):
+            out.append(Variant(choice=((i, replace(c, start=at + above)),)))
+        elif side == "below" and below < len(run):
+            out.append(Variant(choice=((i, replace(c, end=at - below)),)))
     return out
 
 

@@ -55,6 +55,20 @@ def copies_after(keys: list[str], run: list[str], lo: int, hi: int, most: int) -
             if keys[e - len(run) + 1:e + 1] == run][:most]
 
 
+def seam_copies(keys: list[str], lines: list[str], top: int, bottom: int, lo: int, hi: int,
+                most: int) -> list[tuple[str, list[str], int]]:
+    """Other copies of a region's lines on either side of each of its blank-separated seams
+    (`seam_runs`), the region's first code line standing at `top` of `keys` and its last at
+    `bottom`: ("above", the lines before the seam, where a copy of them starts in [lo, top)) and
+    ("below", the lines after it, where a copy ends in (bottom, hi)), seam by seam, nearest first,
+    at most `most` per seam and side."""
+    out = []
+    for before, after in seam_runs(lines):
+        out += [("above", before, t) for t in copies_before(keys, before, lo, top, most)]
+        out += [("below", after, e) for e in copies_after(keys, after, bottom + 1, hi, most)]
+    return out
+
+
 def deletions_at_edges(a: list[str], b: list[str]) -> list[tuple[str, list[str], list[str]]]:
     """Where a region (a, from its first to its last anchor) matched against its original span (b)
     starts (ends) with matching lines and then original lines it lacks: ("first" | "last", those

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from fastapply.merge.checks.base import LinePlan
-from fastapply.merge.checks.helpers import copies_after, copies_before, seam_runs, trim_blank_ends
+from fastapply.merge.checks.helpers import seam_copies, trim_blank_ends
 from fastapply.merge.text import indent_of, is_blank, is_import_line, is_trivial, occurrences
 from fastapply.merge.wrap import marker_wrap
 from fastapply.merge.wrap_regions import clause_word
@@ -58,13 +58,9 @@ def _seam_run_elsewhere(plan: LinePlan) -> tuple[str, int] | None:
         lo = plan.spans[k - 1][1] if k else 0
         hi = plan.spans[k + 1][0] if k + 1 < len(plan.spans) else len(keys)
         code = [j for j, x in enumerate(repl) if not is_blank(x)]
-        for before, after in seam_runs(repl):
-            above = copies_before(keys, before, lo, start + code[0], SEAM_COPIES) if _telling(before) else []
-            if above:
-                return before[0].strip(), above[0]
-            below = copies_after(keys, after, start + code[-1] + 1, hi, SEAM_COPIES) if _telling(after) else []
-            if below:
-                return after[0].strip(), below[0] - len(after) + 1
+        for side, run, at in seam_copies(keys, repl, start + code[0], start + code[-1], lo, hi, SEAM_COPIES):
+            if _telling(run):
+                return run[0].strip(), at if side == "above" else at - len(run) + 1
     return None
 
 
