@@ -239,6 +239,7 @@ def test_seam_runs_and_copies():
     assert seam_runs(["", "a", "b", "", "c", "", "", "d", ""]) == [(["a", "b"], ["c", "", "", "d"]),
                                                                     (["a", "b", "", "c"], ["d"])]
     assert seam_runs(["a", "b"]) == []
+    assert seam_runs(["a", "},", "{", "b"]) == [(["a", "},"], ["{", "b"])]  # (after a closer)
     keys = ["x", "a", "b", "y", "a", "b", "z"]
     assert copies_before(keys, ["a", "b"], 0, 4, 3) == [1]
     assert copies_before(keys, ["a", "b"], 0, 7, 3) == [4, 1]
@@ -306,3 +307,151 @@ def test_an_edit_with_lines_of_its_own_applied_again_comes_back_unchanged():
                '    assert resp.json() == {"ok": True}\n\n\ndef test_c():\n# ... existing code ...\n')
     res = structural_merge(original, snippet, lang)
     assert res.ok and res.text == original
+
+
+PACKED = {  # name: (language, original, snippet, the entry deleted): entries one after the other, no blank line
+    "go": ("go", '''\
+package calc
+
+import "testing"
+
+func TestCount(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want int
+	}{
+		{
+			name: "empty",
+			in:   "",
+			want: 0,
+		},
+		{
+			name: "space",
+			in:   " ",
+			want: 0,
+		},
+		{
+			name: "two",
+			in:   "ab",
+			want: 2,
+		},
+	}
+	for _, tt := range tests {
+		if got := Count(tt.in); got != tt.want {
+			t.Errorf("%s: got %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+''', '''\
+// ... existing code ...
+			want: 0,
+		},
+		{
+			name: "two",
+			// ... existing code ...
+''', '''\
+		{
+			name: "space",
+			in:   " ",
+			want: 0,
+		},
+'''),
+    "rust": ("rust", '''\
+pub fn code(kind: Kind) -> u16 {
+    match kind {
+        Kind::NotFound => {
+            log::debug!("miss");
+            404
+        }
+        Kind::Gone => {
+            log::debug!("miss");
+            404
+        }
+        Kind::Denied => {
+            log::warn!("denied");
+            403
+        }
+    }
+}
+''', '''\
+    // ... existing code ...
+            log::debug!("miss");
+            404
+        }
+        Kind::Denied => {
+    // ... existing code ...
+''', '''\
+        Kind::Gone => {
+            log::debug!("miss");
+            404
+        }
+'''),
+    "python": ("python", '''\
+ROUTES = [
+    {
+        "path": "/a",
+        "auth": True,
+    },
+    {
+        "path": "/b",
+        "auth": True,
+    },
+    {
+        "path": "/c",
+        "auth": False,
+    },
+]
+''', '''\
+# ... existing code ...
+        "auth": True,
+    },
+    {
+        "path": "/c",
+# ... existing code ...
+''', '''\
+    {
+        "path": "/b",
+        "auth": True,
+    },
+'''),
+    "typescript": ("typescript", '''\
+export const columns = [
+  {
+    key: "name",
+    sortable: true,
+  },
+  {
+    key: "email",
+    sortable: true,
+  },
+  {
+    key: "role",
+    sortable: false,
+  },
+];
+''', '''\
+// ... existing code ...
+    sortable: true,
+  },
+  {
+    key: "role",
+// ... existing code ...
+''', '''\
+  {
+    key: "email",
+    sortable: true,
+  },
+'''),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PACKED))
+def test_deleting_an_entry_among_look_alikes_is_refused_with_the_deletion_as_a_reading(name):
+    """A table entry or match arm deleted, its neighbours set apart by no blank line: the seam is
+    the line after the previous entry's closer (`},`, `}`). On 0121a7d each came back unchanged."""
+    lang, original, snippet, gone = PACKED[name]
+    expected = original.replace(gone, "", 1)
+    res = structural_merge(original, snippet, lang)
+    assert not res.ok and "changes nothing" in res.reasons[0]
+    assert expected in [r.text for r in read_all(original, snippet, lang).kept]

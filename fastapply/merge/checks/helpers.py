@@ -5,7 +5,7 @@ from __future__ import annotations
 from difflib import SequenceMatcher
 
 from fastapply.merge.checks.base import RegionFit
-from fastapply.merge.text import is_blank, is_trivial
+from fastapply.merge.text import CLOSERS, is_blank, is_trivial
 
 ATTRIBUTE_STARTS = ("@", "#[", "#![")  # line starts of attributes, decorators and annotations
 
@@ -32,11 +32,13 @@ def trim_blank_ends(lines: list[str]) -> list[str]:
 
 
 def seam_runs(lines: list[str]) -> list[tuple[list[str], list[str]]]:
-    """For each blank-separated seam between code in a region's lines: (the lines before it, the
-    lines after it), right-stripped, blank ends trimmed. A region that shows the tail of one item
-    and the head of the next spans such a seam."""
+    """For each seam between two items in a region's lines: (the lines before it, the lines after
+    it), right-stripped, blank ends trimmed. A seam is a blank gap between code, or the line after
+    a closer (`}`, `},`, `});`): a region that shows the tail of one item and the head of the next
+    spans one (tests set apart by blank lines; table entries, match arms, one after the other)."""
     code = trim_blank_ends(lines)
-    gaps = [k for k, x in enumerate(code) if is_blank(x) and not is_blank(code[k - 1])]
+    gaps = [k for k in range(1, len(code)) if not is_blank(code[k - 1]) and
+            (is_blank(code[k]) or code[k - 1].strip() in CLOSERS)]
     out = []
     for k in gaps:
         end = next(j for j in range(k, len(code)) if not is_blank(code[j]))

@@ -13,7 +13,7 @@ import re
 
 from fastapply.merge.checks.base import LinePlan
 from fastapply.merge.checks.helpers import seam_copies, trim_blank_ends
-from fastapply.merge.text import indent_of, is_blank, is_import_line, is_trivial, occurrences
+from fastapply.merge.text import CLOSERS, indent_of, is_blank, is_import_line, occurrences
 from fastapply.merge.wrap import marker_wrap
 from fastapply.merge.wrap_regions import clause_word
 
@@ -24,10 +24,11 @@ def changes_nothing(plan: LinePlan) -> str | None:
     edit already applied is the exception: when every region occurs once in the original, verbatim
     (at the indentation it is written with), there is nowhere else it could go, and the file comes
     back unchanged (an agent's retry or a re-run codemod is idempotent). Not when a region spans a
-    blank-separated seam and all its lines before the seam stand again above it (after it, below):
-    an item deleted from a family whose items end alike shows the previous item's tail and the next
-    one's head, and read at the nearest copy of that tail it deletes nothing. (An edit applied
-    again whose region shows such a seam is refused too: the file cannot tell the two apart.)"""
+    seam between items (`seam_runs`) and all its lines before it stand again above it (after it,
+    below): an item deleted from a family whose items end alike shows the previous item's tail and
+    the next one's head, and read at the nearest copy of that tail it deletes nothing. (An edit
+    applied again whose region shows such a seam is refused too: the file cannot tell the two
+    apart.)"""
     if plan.partial_ok or not all(plan.orig[start:end] == repl for start, end, repl in plan.spans):
         return None
     if all(occurrences(plan.orig, repl) == 1 and trim_blank_ends(repl) == trim_blank_ends(r.lines)
@@ -44,9 +45,10 @@ SEAM_COPIES = 3  # copies of a seam's run looked for on each side
 
 
 def _telling(run: list[str]) -> bool:
-    """A run that can be an item's tail (head) as shown: not a lone line as common as `}` (one
-    stands at every item's end, and an edit applied again beside one shows no deletion)."""
-    return len(run) > 1 or (len(run) == 1 and not is_trivial(run[0]))
+    """A run that can be an item's tail (head) as shown: one line besides closers and the shortest
+    (`}` / `})` stand at every item's end, and an edit applied again beside them shows no
+    deletion; `return this;` / `}` is a builder method's tail)."""
+    return any(x.strip() not in CLOSERS and len(x.strip()) > 2 for x in run)
 
 
 def _seam_run_elsewhere(plan: LinePlan) -> tuple[str, int] | None:
