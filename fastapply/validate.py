@@ -11,20 +11,28 @@ Each check returns findings; severity "error" means the result must not be used.
 - dangling_attribute: an attribute line (`#[test]`, `@Override`) with nothing after it to apply to
   (the file's end, or a block's closer), more of them than the original has (tree-sitter-rust
   accepts `#[test]` at the end of a file).
+- syntax (JSON, JSONC, TOML, YAML): the format's own parser rejects the merged file although it
+  reads the original (stdlib `json` and `tomllib`, PyYAML); JSONC (and a JSON file that has them
+  already) may hold comments and trailing commas.
+- parse, per block (Vue, Svelte): a <script>, <style> or <template> block of the merged file parses
+  worse under its own grammar (by `lang=`) than the original's blocks.
+
+`unmergeable_input` is a check on the input: binary or minified text, which no merge by lines can edit.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import tomllib
 from collections import Counter
 
-from fastapply.languages import bracket_balance, detect_language, error_count, parse, union, unparsable
+import yaml
+
+from fastapply.languages import BY_NAME, LanguageInfo, bracket_balance, detect_language, error_count, parse, unparsable
 from fastapply.markers import INLINE_MARKER, marker_flags
 from fastapply.merge.text import CLOSERS
 from fastapply.types import Finding
-
-_BODY_DEFS = union("body_defs")  # definitions whose body must not become empty (per language: languages.py)
-_BLOCK_BODIES = union("body_types")  # block bodies; any other body without statements is an expression
 
 # large_deletion: a file of at least MIN_LINES non-blank lines losing more than max(MIN_LOST, a third)
 # of them is flagged; an error (not a warning) when the snippet has markers, more than half is gone and
@@ -34,19 +42,20 @@ LARGE_DELETION_MIN_LOST = 10
 LARGE_DELETION_ERROR_RATIO = 0.5
 
 
-def _defs_with_empty_body(tree, text: bytes) -> Counter:
-    """Header text of definitions whose body has no named child other than comments."""
+def _defs_with_empty_body(tree, text: bytes, info: LanguageInfo | None) -> Counter:
+    """Header text of definitions whose body has no named child other than comments (the language's
+    `body_defs`; its `body_types` are block bodies, any other body without statements is an expression)."""
     out: Counter = Counter()
-    if tree is None:
+    if tree is None or info is None:
         return out
     stack = [tree.root_node]
     while stack:
         node = stack.pop()
-        if node.type in _BODY_DEFS:
+        if node.type in info.body_defs:
             body = node.child_by_field_name("body")
             if body is not None and body.type != "expression_statement" and \
                     not any("comment" not in ch.type for ch in body.named_children) and \
-                    (body.named_child_count > 0 or body.type in _BLOCK_BODIES):
+                    (body.named_child_count > 0 or body.type in info.body_types):
                 # (an expression body without named children, as in an arrow function, is never "empty")
                 header = text[node.start_byte:body.start_byte].decode("utf-8", "replace").strip()
                 out[" ".join(header.split())] += 1
@@ -77,10 +86,11 @@ def validate(original: str, update: str, merged: str, language: str | None) -> l
                                                  f"brackets otherwise (open minus closed (), {{}}, []: {before} -> "
                                                  f"{after})", "error"))
         # empty bodies that the original did not have and the update did not ask for
-        empty_before = _defs_with_empty_body(t_orig, original.encode("utf-8"))
-        empty_after = _defs_with_empty_body(t_merged, merged.encode("utf-8"))
+        info = BY_NAME.get(lang)
+        empty_before = _defs_with_empty_body(t_orig, original.encode("utf-8"), info)
+        empty_after = _defs_with_empty_body(t_merged, merged.encode("utf-8"), info)
         t_upd = parse(lang, update)
-        empty_upd = _defs_with_empty_body(t_upd, update.encode("utf-8"))
+        empty_upd = _defs_with_empty_body(t_upd, update.encode("utf-8"), info)
         for header, n in (empty_after - empty_before).items():
             if empty_upd.get(header, 0) < n:
                 findings.append(Finding("empty_body", f"the body of `{header[:80]}` became empty", "error"))
@@ -110,17 +120,24 @@ def validate(original: str, update: str, merged: str, language: str | None) -> l
         severity = "error" if has_markers and ratio > LARGE_DELETION_ERROR_RATIO and shown_little else "warning"
         findings.append(Finding("large_deletion", f"{n_lost} of {n_before} non-blank original lines are gone "
                                                   f"({ratio:.0%})", severity))
-    dangling = _dangling_attributes(merged_lines)
+    dangling = _dangling_attributes(merged_lines) if lang not in _AT_IS_A_VARIABLE else []
     if dangling and len(dangling) > len(_dangling_attributes(orig_lines)):
         findings.append(Finding("dangling_attribute", f"`{dangling[-1][:60]}` would stand with nothing after it to "
                                                       "apply to", "error"))
     if lang == "python":
         findings.extend(python_compiles(original, merged))
+    info = BY_NAME.get(lang) if lang else None
+    if info is not None and info.config_parser:
+        findings.extend(config_parses(original, merged, info.config_parser))
+    if info is not None and info.component_blocks:
+        findings.extend(blocks_parse(original, merged))
     return findings
 
 
 # a line that is one outer attribute, decorator or annotation (`#![...]` applies to what encloses it)
 _ATTRIBUTE_LINE = re.compile(r"(@[A-Za-z_][\w.]*(\(.*\))?|#\[.*\])")
+# where `@name` on its own line is a variable (a Ruby method's value before its `end`), not an attribute
+_AT_IS_A_VARIABLE = frozenset({"ruby", "coffeescript", "perl"})
 
 
 def _dangling_attributes(lines: list[str]) -> list[str]:
@@ -155,3 +172,116 @@ def python_compiles(original: str, merged: str) -> list[Finding]:
     if problem is None:
         return []
     return [Finding("compile", f"Python cannot compile the merged file: {problem}", "error")]
+
+
+# -- the format's own parser (JSON, JSONC, TOML, YAML): a config that parsed before must parse after -----------
+
+def config_parses(original: str, merged: str, parser: str) -> list[Finding]:
+    """The merged file must parse where the original did, under the same rules (a JSON file that
+    already holds comments or trailing commas is read as JSONC). An original the parser rejects
+    gives no verdict: the tree-sitter check still compares the two."""
+    strict = parser != "jsonc" and _config_error(original, parser) is None
+    rules = parser if strict else {"json": "jsonc"}.get(parser, parser)
+    if not strict and _config_error(original, rules) is not None:
+        return []
+    problem = _config_error(merged, rules)
+    if problem is None:
+        return []
+    name = {"json": "JSON", "jsonc": "JSON with comments", "toml": "TOML", "yaml": "YAML"}[rules]
+    return [Finding("syntax", f"the merged file is not valid {name}, the original is: {problem}", "error")]
+
+
+def _config_error(text: str, parser: str) -> str | None:
+    """Why the parser rejects `text`, with the line (None: it parses)."""
+    try:
+        if parser == "json":
+            json.loads(text)
+        elif parser == "jsonc":
+            json.loads(_without_jsonc_extras(text))
+        elif parser == "toml":
+            tomllib.loads(text)
+        else:  # composed, not constructed: custom tags (`!Ref`) and anchors are the file's business
+            for _ in yaml.compose_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+                pass
+    except json.JSONDecodeError as e:
+        return f"{e.msg} (line {e.lineno}, column {e.colno})"
+    except tomllib.TOMLDecodeError as e:
+        return str(e)  # "... (at line 3, column 5)"
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        return f"{e.problem or e.context}" + (f" (line {mark.line + 1}, column {mark.column + 1})" if mark else "")
+    except (yaml.YAMLError, ValueError, RecursionError) as e:
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+# a JSON string, a // or /* */ comment, or a comma before a closer (once comments are blanked)
+_JSONC_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/', re.S)
+_JSONC_TRAILING_COMMA = re.compile(r'"(?:[^"\\\n]|\\.)*"|,(?=\s*[\]}])')
+
+
+def _without_jsonc_extras(text: str) -> str:
+    """JSONC read as JSON: comments and trailing commas blanked out (same length and lines, so that
+    the parser's line numbers are the file's)."""
+    def blank(m: re.Match) -> str:
+        return m.group() if m.group().startswith('"') else re.sub(r"[^\n]", " ", m.group())
+
+    return _JSONC_TRAILING_COMMA.sub(blank, _JSONC_COMMENT.sub(blank, text))
+
+
+# -- single-file components (Vue, Svelte): each top-level block under its own grammar ----------------------
+
+# a top-level block: its tags at column 0, as both frameworks write them
+_BLOCK = re.compile(r"^<(script|style|template)\b([^>]*)>(.*?)^</\1\s*>", re.S | re.M)
+_LANG_ATTR = re.compile(r"""\blang\s*=\s*["']?([\w-]+)""")
+_BLOCK_GRAMMARS = {("script", ""): "javascript", ("script", "js"): "javascript", ("script", "javascript"): "javascript",
+                   ("script", "ts"): "typescript", ("script", "typescript"): "typescript", ("script", "jsx"): "jsx",
+                   ("script", "tsx"): "tsx", ("style", ""): "css", ("style", "css"): "css", ("style", "scss"): "scss",
+                   ("template", ""): "html", ("template", "html"): "html"}
+
+
+def component_blocks(text: str) -> Counter:
+    """(tag, grammar) -> syntax error nodes over the component's top-level blocks that have a grammar
+    here (a `lang="pug"` template or a `lang="less"` style has none: not counted)."""
+    errors: Counter = Counter()
+    for m in _BLOCK.finditer(text):
+        tag, attrs, body = m.groups()
+        lang = _LANG_ATTR.search(attrs)
+        grammar = _BLOCK_GRAMMARS.get((tag, lang.group(1).lower() if lang else ""))
+        tree = parse(grammar, body) if grammar else None
+        if tree is not None:
+            errors[(tag, grammar)] += error_count(tree)
+    return errors
+
+
+def blocks_parse(original: str, merged: str) -> list[Finding]:
+    """Each block kind of the merged component parses no worse than the original's."""
+    before, after = component_blocks(original), component_blocks(merged)
+    return [Finding("parse", f"the merged file's <{tag}> block ({grammar}) has {n} syntax error node(s); the "
+                             f"original's has {before[(tag, grammar)]}", "error")
+            for (tag, grammar), n in sorted(after.items()) if n > before[(tag, grammar)]]
+
+
+# -- input the merge cannot edit: binary or minified text ----------------------------------------------------
+
+# A line this long is generated or minified code, when the file's lines are long on average too (a
+# data file with one long line among short ones is still merged). The merge places code by lines:
+# an edit inside such a line has nowhere to go, and its similarity search over it takes seconds.
+MINIFIED_LINE_CHARS = 5_000
+MINIFIED_MEAN_LINE_CHARS = 300
+
+
+def unmergeable_input(original: str, update: str) -> str | None:
+    """Why the merge will not take this input (binary, minified), or None; said in milliseconds."""
+    for text, what in ((original, "original"), (update, "snippet")):
+        if "\x00" in text:
+            return (f"the {what} holds NUL bytes: binary content, which the merge does not edit; send text, or "
+                    "leave the file to a tool that knows its format")
+    lines = original.splitlines() or [""]
+    longest = max(range(len(lines)), key=lambda i: len(lines[i]))
+    mean = len(original) / len(lines)
+    if len(lines[longest]) > MINIFIED_LINE_CHARS and mean > MINIFIED_MEAN_LINE_CHARS:
+        return (f"edit the source this file is built from: it looks minified or generated (line {longest + 1} has "
+                f"{len(lines[longest]):,} characters, the lines average {mean:,.0f}); the merge places code by lines "
+                "and cannot place an edit inside such a line")
+    return None

@@ -1,6 +1,7 @@
 """The language of an HTTP request that names none (Morph's and Relace's formats carry no file name).
 
-`languages.guess_language` reads it from the original's content (shebang, then tree-sitter parse
+`languages.guess_language` reads it from the original's content (a shebang; a format that says what
+it is: a JSON document, `<?php`, an HTML doctype, Dockerfile instructions; then tree-sitter parse
 scores), so that the tree merge and the syntax checks run. A guess must never cost a merge: the
 request is tried under the guessed language first and, where the merge refuses, again as text
 (language None), which is what the request got before any guess:

@@ -27,7 +27,7 @@ from fastapply.merge.segment import split_regions
 from fastapply.merge.text import join_lines, key, occurrences, split_lines
 from fastapply.merge.tree import merge_marker_free
 from fastapply.merge.whole_defs import defined_twice
-from fastapply.validate import validate
+from fastapply.validate import unmergeable_input, validate
 
 
 @dataclass
@@ -160,6 +160,9 @@ def _read(original: str, update: str, lang: str | None) -> _Edit | MergeResult:
     """The request read into lines and regions, or a refusal (empty, unparsable, unreadable)."""
     if not update.strip():
         return _refuse(["the update is empty"], lang)
+    unfit = unmergeable_input(original, update)  # binary or minified: refused before any work
+    if unfit:
+        return _refuse([unfit], lang)
     orig_lines, newline, trailing = split_lines(original)
     upd_lines, _, upd_trailing = split_lines(update)
 

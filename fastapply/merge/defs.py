@@ -10,17 +10,21 @@ import re
 
 from dataclasses import dataclass, field
 
-from fastapply.languages import BY_NAME, def_kinds, parse, union, unparsable
+from fastapply.languages import BY_NAME, node_def_kinds, node_roles, parse, union, unparsable
 from fastapply.merge.text import indent_of, is_blank
 
 # Per-language node types come from the language table (fastapply/languages.py), over every
-# language: node types do not collide across grammars.
-_KIND = def_kinds()  # definition node type -> kind group
-_WRAPPERS = union("wrappers")  # wrappers whose span replaces the inner definition's (decorators, `export`)
-_ATTACHED = union("attached")  # nodes that attach to the definition below them
-_CONTAINERS = union("containers")  # containers whose children may be definitions
+# language, keyed by (grammar symbol, type) (`_key`): one type may play two roles in two grammars.
+_KIND = node_def_kinds()  # definition node -> kind group
+_WRAPPERS = node_roles("wrappers")  # wrappers whose span replaces the inner definition's (decorators, `export`)
+_ATTACHED = node_roles("attached")  # nodes that attach to the definition below them
+_CONTAINERS = node_roles("containers")  # containers whose children may be definitions
 _TEST_CALLEES = union("test_callees")
-_FUNC_VALUES = union("func_values")
+_FUNC_VALUES = node_roles("func_values")
+
+
+def _key(node) -> tuple[int, str]:
+    return node.kind_id, node.type
 
 
 @dataclass
@@ -174,14 +178,14 @@ def _assigned_function_name(node, src: bytes) -> str | None:
         ex = node.named_children[0]
         if ex.type == "assignment_expression":
             left, right = ex.child_by_field_name("left"), ex.child_by_field_name("right")
-            if left is not None and right is not None and right.type in _FUNC_VALUES:
+            if left is not None and right is not None and _key(right) in _FUNC_VALUES:
                 return _text(left, src)
     if node.type in ("lexical_declaration", "variable_declaration"):
         decls = [c for c in node.named_children if c.type == "variable_declarator"]
         if len(decls) == 1:
             value = decls[0].child_by_field_name("value")
             nm = decls[0].child_by_field_name("name")
-            if value is not None and nm is not None and value.type in _FUNC_VALUES:
+            if value is not None and nm is not None and _key(value) in _FUNC_VALUES:
                 return _text(nm, src)
     return None
 
@@ -201,7 +205,7 @@ def iter_children(container, src: bytes, markers: frozenset[int] | set[int] = fr
     prev_end = -1
     for child in container.named_children:
         row = child.start_point.row
-        if child.type in _ATTACHED:
+        if _key(child) in _ATTACHED:
             if row in markers:
                 pending = []
                 yield "marker", row
@@ -236,7 +240,7 @@ def _collect_in(container, src: bytes) -> list[Definition]:
             out.append(item)
         elif kind == "other":
             # look inside non-definition containers (e.g. a describe() block, an export)
-            if item.type in _CONTAINERS or item.type.endswith("_body") or item.type.endswith("block"):
+            if _key(item) in _CONTAINERS or item.type.endswith("_body") or item.type.endswith("block"):
                 out.extend(_collect_in(item, src))
     return out
 
@@ -248,9 +252,9 @@ def as_definition(node, src: bytes) -> Definition | None:
 
 def _as_definition(node, src: bytes) -> Definition | None:
     inner = node
-    while inner.type in _WRAPPERS:
+    while _key(inner) in _WRAPPERS:
         named = [c for c in inner.named_children if c.type not in ("decorator", "comment")]
-        defs = [c for c in named if c.type in _KIND or c.type in _WRAPPERS or c.type == "type_declaration"]
+        defs = [c for c in named if _key(c) in _KIND or _key(c) in _WRAPPERS or c.type == "type_declaration"]
         if not defs:
             break
         inner = defs[-1]
@@ -258,7 +262,7 @@ def _as_definition(node, src: bytes) -> Definition | None:
         specs = [c for c in inner.named_children if c.type == "type_spec"]
         if len(specs) == 1:
             inner = specs[0]
-    kind = _KIND.get(inner.type)
+    kind = _KIND.get(_key(inner))
     name = _name(inner, src) if kind else None
     if kind is None:
         name = _assigned_function_name(inner, src)
@@ -345,8 +349,10 @@ def _broken(tree, src: str) -> bool:
 
 def parse_definitions(lines: list[str], lang: str) -> list[Definition] | None:
     """Definitions in a dedented fragment; [] when it parses as plain statements; None when the
-    language has no grammar."""
-    if parse(lang, "") is None:
+    language has no grammar, or its table names no definitions (a Makefile rule, a YAML key: it
+    cannot tell)."""
+    info = BY_NAME.get(lang)
+    if parse(lang, "") is None or info is None or not info.def_kinds:
         return None
     src = "\n".join(lines) + "\n"
     tree = parse(lang, src)

@@ -94,7 +94,8 @@ def defined_twice(orig: list[str], upd: list[str], merged: list[str], lang: str 
 # Languages where two functions of one name in one scope are never overloads: the second replaces
 # the first (Python, JavaScript) or does not compile (Go). Not Rust: the `fn from` of two
 # `impl From<...> for Value` blocks share the name that scopes them here (serde `from.rs`).
-_NO_OVERLOADS = frozenset({"python", "javascript", "jsx", "go"})
+# PHP (a fatal redeclaration), Ruby, Lua and shell functions (the second replaces the first) neither.
+_NO_OVERLOADS = frozenset({"python", "javascript", "jsx", "go", "php", "ruby", "lua", "bash"})
 
 
 def _named_twice(old_defs: list[Definition], new_defs: list[Definition], upd: list[str], lang: str) -> str | None:
