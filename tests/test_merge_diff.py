@@ -1,13 +1,15 @@
-"""The placement cost's edit distance: Myers for small distances, the bit-parallel LCS past them;
-both must give the textbook dynamic program's number, and honour the cap."""
+"""The placement cost's edit distance (rapidfuzz's Indel on line lists) must give the textbook dynamic
+program's number, and honour the cap: the distance when it is at most cap, None past it."""
 
 from __future__ import annotations
 
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from fastapply.merge.diff import SMALL_D, edit_distance, lcs_length
+from fastapply.merge.diff import edit_distance
 
 
 def textbook(a: list[str], b: list[str]) -> int:
@@ -19,18 +21,36 @@ def textbook(a: list[str], b: list[str]) -> int:
     return len(a) + len(b) - 2 * lcs[len(a)][len(b)]
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_equals_the_dynamic_program_with_and_without_a_cap(seed):
+def capped(d: int, cap: int | None) -> int | None:
+    return d if cap is None or d <= cap else None
+
+
+# Few distinct lines, so that lists share much (the case placements meet); one-character lines
+# ("}", "") among them because rapidfuzz converts those by code point, longer ones by hash.
+LINES = st.sampled_from(["}", "", "{", "    return x;", "    x += 1;", "def f(self):", "line 7", "line 8"])
+
+
+@settings(derandomize=True, max_examples=400, deadline=None)
+@given(st.lists(LINES, max_size=90), st.lists(LINES, max_size=90), st.integers(-2, 40) | st.none())
+def test_equals_the_dynamic_program_under_any_cap(a, b, cap):
+    d = textbook(a, b)
+    assert edit_distance(a, b) == d
+    assert edit_distance(a, b, cap) == capped(d, cap), (cap, d)
+    for c in (d - 1, d, d + 1):  # the cap's edge, where an off-by-one would show
+        assert edit_distance(a, b, c) == capped(d, c), (c, d)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_long_lists_past_one_machine_word(seed):
+    """Lists longer than 64 lines take rapidfuzz's multi-word path."""
     rng = random.Random(seed)
-    for _ in range(400):
+    for _ in range(20):
         alphabet = [f"line {k}" for k in range(rng.randint(1, 6))]
-        a = [rng.choice(alphabet) for _ in range(rng.randint(0, 3 * SMALL_D))]
-        b = [rng.choice(alphabet) for _ in range(rng.randint(0, 3 * SMALL_D))]
+        a = [rng.choice(alphabet) for _ in range(rng.randint(60, 200))]
+        b = [rng.choice(alphabet) for _ in range(rng.randint(60, 200))]
         d = textbook(a, b)
-        assert edit_distance(a, b) == d
-        for cap in (0, SMALL_D // 2, SMALL_D, d - 1, d, d + 1, 4 * SMALL_D):
-            if cap >= 0:
-                assert edit_distance(a, b, cap) == (d if d <= cap else None), (cap, d)
+        for cap in (None, 0, d // 2, d - 1, d, d + 1, 4 * d):
+            assert edit_distance(a, b, cap) == capped(d, cap), (cap, d)
 
 
 def test_a_region_reindented_whole_is_counted_exactly():
@@ -39,4 +59,6 @@ def test_a_region_reindented_whole_is_counted_exactly():
     region = ["try {"] + ["  " + x for x in orig] + ["} catch (E e) {", "}"]
     assert edit_distance(region, orig) == len(region) + len(orig)
     assert edit_distance(region, orig, cap=100) is None
-    assert lcs_length(orig[::2], orig) == 200
+    assert edit_distance(orig[::2], orig) == 200
+    assert edit_distance(orig[::2], orig, cap=200) == 200
+    assert edit_distance(orig[::2], orig, cap=199) is None
