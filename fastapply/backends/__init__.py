@@ -18,8 +18,16 @@ and its module is imported only when it is used. An engine class has:
 from __future__ import annotations
 
 import importlib
+import threading
 
 from fastapply.types import ApplyError
+
+# Held while the model stack (torch, transformers, a backend module, weights) is imported or loaded.
+# transformers' lazy modules import each other in cycles: two threads importing it at once can
+# deadlock, which Python breaks by handing one of them a half-imported module ("cannot import name
+# 'DynamicCache' from 'transformers'"). Whoever loads from it (the engine here, the HTTP front-end's
+# tokenizer for usage counts) takes this lock, so one thread at a time does.
+LOAD_LOCK = threading.RLock()
 
 MODEL_BACKENDS: dict[str, str] = {
     "hf": "fastapply.engine:ModelEngine",
@@ -37,7 +45,8 @@ def engine_class(backend: str) -> type:
     if not attr:
         raise ApplyError("internal", f"MODEL_BACKENDS[{backend!r}] = {path!r} is not 'module:Class'")
     try:
-        module = importlib.import_module(module_name)
+        with LOAD_LOCK:
+            module = importlib.import_module(module_name)
     except ImportError as e:
         raise ApplyError("unavailable", f"model backend {backend!r} cannot be imported ({module_name}: {e})") from None
     cls = getattr(module, attr, None)
@@ -48,4 +57,5 @@ def engine_class(backend: str) -> type:
 
 def load_engine(backend: str, name: str | None, device: str | None = None, dtype: str | None = None, **options):
     """Load model `name` (spec name, HF directory or .gguf) with the engine registered as `backend`."""
-    return engine_class(backend).load(name, device=device, dtype=dtype, **options)
+    with LOAD_LOCK:
+        return engine_class(backend).load(name, device=device, dtype=dtype, **options)

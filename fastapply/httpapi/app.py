@@ -1,14 +1,15 @@
 """The HTTP front-end: a FastAPI app over the same Applier, model queue, token and metrics as the gRPC server.
 
-    POST /v1/chat/completions   OpenAI chat completions, Morph's message format (fastapply.httpapi.parse)
+    POST /v1/chat/completions   OpenAI chat completions, Morph's message format (fastapply.httpapi.parse);
+                                also as /v1/apply/chat/completions, under Relace's OpenAI-compatible base
     POST /v1/code/apply         Relace's apply endpoint
     GET  /v1/models             the accepted `model` names
     GET  /health                200 SERVING / 503 NOT_SERVING, as the gRPC health service says
 
 Routes stay thin: parse the body into an `ApplyRequest`, run it through `queued_events` (the gRPC
 server's path: structural at once, model requests in their turn on the one model), shape the
-answer. Every failure is OpenAI's error JSON with the status of `errors.HTTP_STATUS`; nothing
-answers with a traceback.
+answer. Every failure is OpenAI's error JSON with the status of `errors.HTTP_STATUS` (a refusal
+with its readings and hint beside it, `errors.refusal_fields`); nothing answers with a traceback.
 """
 
 from __future__ import annotations
@@ -27,13 +28,13 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from fastapply.api import DEFAULT_ENGINE, Applier, ApplyError, ApplyResult, Finding, TextDelta
+from fastapply.api import DEFAULT_ENGINE, Applier, ApplyError, ApplyRequest, ApplyResult, Finding, TextDelta
 from fastapply.httpapi import compaction, language
 from fastapply.httpapi.errors import error_body, error_object, status_of
 from fastapply.httpapi.parse import HTTPCall, chat_call, model_names, parse_json, relace_call
 from fastapply.httpapi.paths import ForgivingPaths, route_hint
 from fastapply.httpapi.pump import events_in_thread, stop_on_disconnect
-from fastapply.httpapi.shapes import DONE, ChatShapes, Done, RelaceShapes, sse
+from fastapply.httpapi.shapes import ChatShapes, Done, RelaceShapes, sse
 from fastapply.httpapi.usage import TokenCounter, usage_of
 from fastapply.metrics import Metrics
 from fastapply.server import STATUS, ModelQueue, Stopped, queued_events
@@ -109,6 +110,7 @@ class HTTPFrontEnd:
     async def run(self, request: Request, method: str, parse: Callable[..., HTTPCall], shapes_of) -> Response:
         """Authorize, parse, apply; a unary JSON answer or an event stream; errors in OpenAI's shape."""
         watch = _Watch(self.state.metrics, method)
+        call = None
         try:
             self.authorize(request)
             call = parse(parse_json(await read_body(request, self.state.max_body_bytes)), request.headers)
@@ -118,7 +120,7 @@ class HTTPFrontEnd:
             events = events_in_thread(partial(self._events, call), stop)
             async with stop_on_disconnect(request.receive, stop):
                 if not call.stream:
-                    done = await _last(events)
+                    done = _finished(await _last(events))
                     check_valid(done.result, call)
                     watch.done("ok")
                     return json_response(shapes.unary(done))
@@ -126,17 +128,18 @@ class HTTPFrontEnd:
                     # Morph's SDK reads the whole stream before it expands and writes anything, and
                     # the answer can only be checked whole: checked first, it keeps its HTTP status.
                     held = [ev async for ev in events]
-                    check_valid(held[-1].result, call)
+                    check_valid(_finished(held[-1] if held else None).result, call)
                     events = _replay(held)
                 first = await anext(events)  # an error before any text still gets its HTTP status
             return EventStream(self._stream(shapes, call, first, events, watch), stop)
         except ApplyError as e:
             watch.done(e.code)
-            return error_response(e)
+            return error_response(e, shapes_of.error, call.request if call is not None else None,
+                                  self.state.max_body_bytes)
         except Exception as e:
             log.exception("internal error in %s", method)
             watch.done("internal")
-            return error_response(ApplyError("internal", f"internal error: {type(e).__name__}: {e}"))
+            return error_response(ApplyError("internal", f"internal error: {type(e).__name__}: {e}"), shapes_of.error)
 
     def _events(self, call: HTTPCall, should_stop: Callable[[], bool]) -> Iterator[TextDelta | Done]:
         """Runs in the request's worker thread: the Applier's events, the result with its usage.
@@ -187,17 +190,18 @@ class HTTPFrontEnd:
                 else:
                     yield sse(shapes.text(ev.text))
                 ev = await anext(events, None)
-            yield DONE
+            for line in shapes.end():
+                yield line
         except ApplyError as e:  # the status line is sent: the error is the stream's last event
             code = e.code
-            yield sse(error_body(e))
+            yield sse(shapes.error(error_body(e, call.request, self.state.max_body_bytes)))
         except (asyncio.CancelledError, GeneratorExit):  # the client went away
             code = "cancelled"
             raise
         except Exception as e:
             log.exception("internal error in a stream")
             code = "internal"
-            yield sse(error_body(ApplyError("internal", f"internal error: {type(e).__name__}: {e}")))
+            yield sse(shapes.error(error_body(ApplyError("internal", f"internal error: {type(e).__name__}: {e}"))))
         finally:
             await events.aclose()
             watch.done(code)
@@ -255,6 +259,14 @@ async def _replay(items: list) -> AsyncIterator:
         yield item
 
 
+def _finished(last: TextDelta | Done | None) -> Done:
+    """The request's last event, which is its result unless the client went away (the merge then
+    stops at its next event and the events end there)."""
+    if not isinstance(last, Done):
+        raise ApplyError("cancelled", "the client went away before the answer was ready")
+    return last
+
+
 async def _last(events: AsyncIterator):
     last = None
     async for ev in events:
@@ -292,9 +304,13 @@ def json_response(obj: dict, status: int = 200, headers: dict | None = None) -> 
     return Response(json.dumps(obj).encode("ascii"), status, headers, media_type="application/json")
 
 
-def error_response(err: ApplyError) -> Response:
+def error_response(err: ApplyError, shape: Callable[[dict], dict] = ChatShapes.error,
+                   request: ApplyRequest | None = None, max_bytes: int | None = None) -> Response:
+    """The error's status and body in the route's shape (`ChatShapes.error`, `RelaceShapes.error`);
+    a refusal of `request` carries its readings and hint (`errors.refusal_fields`)."""
     status = status_of(err.code)
-    return json_response(error_body(err), status, {"WWW-Authenticate": "Bearer"} if status == 401 else None)
+    return json_response(shape(error_body(err, request, max_bytes)), status,
+                         {"WWW-Authenticate": "Bearer"} if status == 401 else None)
 
 
 async def _route_error(request: Request, exc: StarletteHTTPException) -> Response:

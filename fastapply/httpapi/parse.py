@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from fastapply.api import DEFAULT_ENGINE, ENGINES, ApplyError, ApplyRequest, Sampling, decode_utf8
 from fastapply.httpapi import compaction
 from fastapply.httpapi.message import parse_morph_message
+from fastapply.pipeline import empty_original_error
 
 __all__ = ["HTTPCall", "chat_call", "relace_call", "engine_of", "model_names", "parse_json", "parse_morph_message"]
 
@@ -67,6 +68,7 @@ def chat_call(data: dict, headers: Mapping[str, str] | None = None, *,
     if compaction.requested(headers or {}, instruction, original):
         anchors = compaction.expand_request(instruction, original)
         original, instruction = anchors.original, anchors.instruction or None
+    _check_not_empty(original, update, "the <code> block")
     engine, model = engine_of(data.get("model"), default_engine)
     n = data.get("n")
     if n is not None and (n != 1 or isinstance(n, bool)):
@@ -83,8 +85,9 @@ def chat_call(data: dict, headers: Mapping[str, str] | None = None, *,
 def relace_call(data: dict, headers: Mapping[str, str] | None = None, *,
                 default_engine: str = DEFAULT_ENGINE) -> HTTPCall:
     """`POST /v1/code/apply` body (Relace) -> HTTPCall. Both key spellings are accepted."""
-    original = _either(data, "initial_code", "initialCode")
+    original, original_key = _either_named(data, "initial_code", "initialCode")
     update = _either(data, "edit_snippet", "editSnippet")
+    _check_not_empty(original, update, f"`{original_key}`")
     instruction = _string(data.get("instruction"), "instruction")
     engine, model = engine_of(data.get("model"), default_engine)
     return HTTPCall(ApplyRequest(original, update, instruction=instruction or None, engine=engine), model,
@@ -99,6 +102,14 @@ def engine_of(model: object, default_engine: str = DEFAULT_ENGINE) -> tuple[str,
     if not isinstance(model, str) or model not in names:
         raise _bad(f"unknown model {model!r}; use one of {', '.join(names)}")
     return names[model], f"fastapply-{names[model]}"
+
+
+def _check_not_empty(original: str, update: str, what: str) -> None:
+    """An empty original with a snippet that holds markers, named as this route's client sent it
+    (the same rule runs in the pipeline for every front-end)."""
+    error = empty_original_error(original, update, what)
+    if error is not None:
+        raise error
 
 
 def _user_message(messages: object) -> str:
@@ -142,9 +153,14 @@ def _sampling(data: dict) -> Sampling:
 
 
 def _either(data: dict, key: str, other: str) -> str:
+    return _either_named(data, key, other)[0]
+
+
+def _either_named(data: dict, key: str, other: str) -> tuple[str, str]:
+    """The value of `key` or else `other`, and which of the two the client sent."""
     for k in (key, other):
         if data.get(k) is not None:
-            return _string(data[k], k)
+            return _string(data[k], k), k
     raise _bad(f"missing `{key}` (or `{other}`)")
 
 

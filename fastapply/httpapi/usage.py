@@ -66,16 +66,24 @@ class TokenCounter:
         with self._lock:
             if self._loaded is None and not self._failed:
                 try:
-                    from transformers import AutoTokenizer
-
-                    from fastapply.models import resolve_weights
-
-                    spec, path = resolve_weights(self.model_name)
-                    self._loaded = spec, AutoTokenizer.from_pretrained(path)
-                except Exception as e:  # usage is left out; the merge itself does not need a tokenizer
+                    self._loaded = self._load()
+                except Exception as e:  # usage is not counted; the merge itself does not need a tokenizer
                     self._failed = True
                     log.warning("no tokenizer for usage counts of model-free answers: %s", e)
             return self._loaded
+
+    def _load(self):
+        # One thread at a time imports transformers and resolves the weights (converting a GGUF
+        # once): the server's model preload runs beside this (fastapply.backends.LOAD_LOCK).
+        from fastapply.backends import LOAD_LOCK
+
+        with LOAD_LOCK:
+            from fastapply.models import resolve_weights
+
+            spec, path = resolve_weights(self.model_name)
+            from transformers import AutoTokenizer
+
+            return spec, AutoTokenizer.from_pretrained(path)
 
     def usage(self, req: ApplyRequest, result: ApplyResult) -> Usage | None:
         loaded = self._get()
