@@ -9,12 +9,14 @@ front-ends import everything from this module and nothing below it.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from fastapply.pipeline import run
 from fastapply.types import (
     DEFAULT_ENGINE,
+    DEFAULT_MODEL_BUDGET_S,
     ENGINES,
     ApplyError,
     ApplyRequest,
@@ -35,7 +37,7 @@ if TYPE_CHECKING:  # the model stack (torch) is only imported when a model engin
     from fastapply.engine import ModelEngine
 
 __all__ = [
-    "DEFAULT_ENGINE", "ENGINES", "Applier", "ApplyError", "ApplyRequest", "ApplyResult", "ErrorCode", "Finding", "Sampling",
+    "DEFAULT_ENGINE", "DEFAULT_MODEL_BUDGET_S", "ENGINES", "Applier", "ApplyError", "ApplyRequest", "ApplyResult", "ErrorCode", "Finding", "Sampling",
     "ShouldStop", "Stats", "StreamEvent", "TextDelta", "check_request", "decode_utf8", "final_result",
 ]
 
@@ -51,8 +53,10 @@ class Applier:
 
     def __init__(self, model_engine: ModelEngine | None = None, model_name: str | None = None,
                  device: str | None = None, dtype: str | None = None, backend: str = "hf",
-                 backend_options: dict | None = None):
+                 backend_options: dict | None = None, model_budget_s: float | None = None):
         self._engine = model_engine
+        # engine auto: the model budget of a request that sets none (None: DEFAULT_MODEL_BUDGET_S)
+        self.model_budget_s = model_budget_s
         self._model_name = model_name
         self._device = device
         self._dtype = dtype
@@ -100,6 +104,8 @@ class Applier:
 
         Raises ApplyError for bad input, refusals (structural engine) and cancellation.
         """
+        if req.model_budget_s is None and self.model_budget_s is not None:
+            req = replace(req, model_budget_s=self.model_budget_s)
         yield from run(lambda: self.model, self.model_lock, req, should_stop)
 
     def close(self) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from fastapply.api import (
     DEFAULT_ENGINE,
+    DEFAULT_MODEL_BUDGET_S,
     Applier,
     ENGINES,
     ApplyError,
@@ -92,7 +93,7 @@ def applier_from_args(args) -> Applier:
         raise ApplyError("usage", f"{flags}: only with --backend vllm")
     options |= draft_model_option(args, getattr(args, "engine", None))
     applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype, backend=backend,
-                      backend_options=options)
+                      backend_options=options, model_budget_s=getattr(args, "model_budget", None))
     if backend != "hf":  # the hf engine has nothing to check before loading (and importing it costs torch)
         applier.check()
     return applier
@@ -106,13 +107,21 @@ def add_request_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top-p", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--max-output-tokens", type=int, default=None)
+    add_model_budget_arg(p)
+
+
+def add_model_budget_arg(p: argparse.ArgumentParser, default_help: str | None = None) -> None:
+    p.add_argument("--model-budget", type=float, default=None, metavar="SECONDS",
+                   help="engine auto: seconds the model may spend on a refused merge (judging its readings, then "
+                        "writing), after which the refusal is answered with its readings; 0: no limit "
+                        f"({default_help or f'default {DEFAULT_MODEL_BUDGET_S:g}'})")
 
 
 def request_from_args(args, original: str, update: str, path: str | None) -> ApplyRequest:
     return ApplyRequest(original=original, update=update, instruction=args.instruction, language=args.language,
                         path=path, engine=args.engine,
                         sampling=Sampling(args.temperature, args.top_p, args.seed),
-                        max_output_tokens=args.max_output_tokens)
+                        max_output_tokens=args.max_output_tokens, model_budget_s=args.model_budget)
 
 
 def add_apply_output_args(p: argparse.ArgumentParser) -> None:

@@ -19,17 +19,33 @@ from pathlib import Path
 import grpc
 
 from fastapply.api import DEFAULT_ENGINE, ApplyError, ApplyRequest, ApplyResult, ErrorCode, Sampling, TextDelta
-from fastapply.grpc_convert import CODE_KEY, CODE_OF_STATUS, REASON_KEY, request_to_proto, result_from_response
+from fastapply.grpc_convert import (
+    CODE_KEY,
+    CODE_OF_STATUS,
+    REASON_KEY,
+    refusal_from_metadata,
+    request_to_proto,
+    result_from_response,
+)
 from fastapply.grpc_gen import fastapply_pb2_grpc as pb_grpc
+from fastapply.refusal import Hint
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 POLL_S = 0.05  # 50 ms: how often a unary call with `should_stop` checks it
 
 
 class RpcApplyError(ApplyError):
-    def __init__(self, code: ErrorCode | str, message: str, reasons: list[str], status: grpc.StatusCode):
-        super().__init__(code, message, reasons)
+    """`refusal`: a refusal's structured detail (`fastapply_pb2.Refusal`: hint, readings, hints), or None;
+    `readings` holds (how, whole file) for each reading whose text came along."""
+
+    def __init__(self, code: ErrorCode | str, message: str, reasons: list[str], status: grpc.StatusCode,
+                 refusal=None):
+        readings = [(r.how, r.text) for r in refusal.readings if r.HasField("text")] if refusal is not None else []
+        hints = [Hint(h.reading, h.region, h.side, tuple(h.lines), (h.original_lines.first, h.original_lines.last),
+                      h.marker) for h in refusal.hints] if refusal is not None else []
+        super().__init__(code, message, reasons, readings, refusal.hint if refusal is not None else None, hints)
         self.status = status
+        self.refusal = refusal
 
     def __str__(self) -> str:
         return f"{self.status.name}: {self.message}"
@@ -54,7 +70,11 @@ def error_from_rpc(e: grpc.RpcError) -> RpcApplyError:
             code = ErrorCode.QUEUE_FULL
     if status == grpc.StatusCode.UNAVAILABLE and code == "unavailable" and "connect" in details.lower():
         details = f"cannot reach the fastapply server: {details}"
-    return RpcApplyError(code, details, reasons, status)
+    try:
+        refusal = refusal_from_metadata(md)
+    except Exception:  # a detail this client cannot read: the message and reasons still say it all
+        refusal = None
+    return RpcApplyError(code, details, reasons, status, refusal)
 
 
 def _wait(future: grpc.Future, should_stop: Callable[[], bool]):
@@ -123,11 +143,11 @@ class FastApplyClient:
     def build_request(original: str | bytes, update: str | bytes, *, instruction: str | None = None,
                       language: str | None = None, path: str | None = None, engine: str = DEFAULT_ENGINE,
                       temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
-                      max_output_tokens: int | None = None) -> ApplyRequest:
+                      max_output_tokens: int | None = None, model_budget_s: float | None = None) -> ApplyRequest:
         """str or bytes content; bytes go as they are (the server refuses non-UTF-8)."""
         return ApplyRequest(original=original, update=update, instruction=instruction, language=language, path=path,
                             engine=engine, sampling=Sampling(temperature, top_p, seed),
-                            max_output_tokens=max_output_tokens)
+                            max_output_tokens=max_output_tokens, model_budget_s=model_budget_s)
 
     def apply(self, original: str | bytes, update: str | bytes, *, timeout: float | None = None,
               **opts) -> ApplyResult:

@@ -224,10 +224,12 @@ class ModelEngine(SpecEngine):
         yield from self.text_events(self.decode_tokens(req, draft_texts, should_stop, stats, k_max,
                                                        backend=self.judge_backend()))
 
-    def score(self, prompt_ids: list[int], answers: list[list[int]]) -> list[float]:
+    def score(self, prompt_ids: list[int], answers: list[list[int]],
+              should_stop: Callable[[], bool] | None = None) -> list[float]:
         """Each answer's sum of token log-probabilities after the prompt (the judge's `Scorer`),
-        in `judge_dtype`: a second copy of the weights in that dtype when it is not the model's."""
-        return score_continuations(self.judge_backend(), prompt_ids, answers)
+        in `judge_dtype`: a second copy of the weights in that dtype when it is not the model's.
+        Stops within one forward pass of `should_stop()` (ApplyError 'cancelled')."""
+        return score_continuations(self.judge_backend(), prompt_ids, answers, should_stop=should_stop)
 
     def judge_backend(self) -> Backend:
         if self._judge_backend is None:

@@ -6,12 +6,13 @@ import argparse
 import logging
 import sys
 
-from fastapply.api import DEFAULT_ENGINE, ENGINES, ApplyError
+from fastapply.api import DEFAULT_ENGINE, DEFAULT_MODEL_BUDGET_S, ENGINES, ApplyError
 from fastapply.cli_common import (
     EXIT_FAIL,
     add_apply_output_args,
     add_backend_args,
     add_model_args,
+    add_model_budget_arg,
     applier_from_args,
     add_request_args,
     finish_apply,
@@ -39,6 +40,7 @@ def register(sub) -> None:
                    help="the engine HTTP requests get for the model names clients send (morph-v3-large, "
                         f"morph-v3-fast, auto, relace-apply-3) or no model (default {DEFAULT_ENGINE}); "
                         "`structural` never loads a model")
+    add_model_budget_arg(p, f"a request's own model_budget_s wins; default {DEFAULT_MODEL_BUDGET_S:g}")
     p.add_argument("--max-queue", type=int, default=32,
                    help="model requests allowed to wait for the model; more get RESOURCE_EXHAUSTED (default 32)")
     p.add_argument("--workers", type=int, default=64, help="threads = most concurrent calls (default 64)")

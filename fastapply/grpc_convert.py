@@ -10,7 +10,18 @@ from __future__ import annotations
 import grpc
 
 from fastapply.grpc_gen import fastapply_pb2 as pb
-from fastapply.types import DEFAULT_ENGINE, ApplyRequest, ApplyResult, ErrorCode, Finding, Sampling, Stats, decode_utf8
+from fastapply.refusal import payload as refusal_payload
+from fastapply.types import (
+    DEFAULT_ENGINE,
+    ApplyError,
+    ApplyRequest,
+    ApplyResult,
+    ErrorCode,
+    Finding,
+    Sampling,
+    Stats,
+    decode_utf8,
+)
 
 CODE_KEY = "fastapply-code"
 REASON_KEY = "fastapply-reason-bin"  # "-bin": values are bytes (UTF-8), so any reason text fits
@@ -50,6 +61,7 @@ def request_from_proto(m: pb.ApplyEditRequest) -> ApplyRequest:
         sampling=Sampling(temperature=s.temperature, top_p=s.top_p if s.HasField("top_p") else 1.0,
                           seed=s.seed if s.HasField("seed") else None),
         max_output_tokens=m.max_output_tokens if m.HasField("max_output_tokens") else None,
+        model_budget_s=m.model_budget_s if m.HasField("model_budget_s") else None,
     )
 
 
@@ -68,6 +80,8 @@ def request_to_proto(req: ApplyRequest) -> pb.ApplyEditRequest:
         m.path = req.path
     if req.sampling.seed is not None:
         m.sampling.seed = req.sampling.seed
+    if req.model_budget_s is not None:
+        m.model_budget_s = req.model_budget_s
     if req.max_output_tokens is not None:
         m.max_output_tokens = req.max_output_tokens
     return m
@@ -100,3 +114,64 @@ def result_from_response(m: pb.ApplyEditResponse, merged: str | None = None) -> 
                   prefill_s=s.prefill_ms / 1000, decode_s=s.decode_ms / 1000)
     findings = [Finding(f.kind, f.message, f.severity) for f in m.validation.findings]
     return ApplyResult(m.merged if merged is None else merged, m.engine, m.language or None, stats, findings)
+
+
+# -- a refusal's structured detail (the rich error model) ----------------------------------------
+
+DETAILS_KEY = "grpc-status-details-bin"  # google.rpc.Status, as grpcio-status reads it
+# Everything a refusal puts in trailing metadata (message, reasons, this detail) must pass the
+# client's metadata limit: gRPC's default is 8 KiB, so the detail keeps to this much.
+REFUSAL_DETAIL_BYTES = 6 * 1024
+
+
+def refusal_to_proto(req: ApplyRequest, err: ApplyError, max_bytes: int = REFUSAL_DETAIL_BYTES) -> pb.Refusal:
+    """The refusal's readings and hints (`fastapply.refusal.payload`) as a `Refusal`: whole files
+    where they fit `max_bytes`, else the diffs alone (`texts_omitted`), else neither (`diffs_omitted`)."""
+    body = refusal_payload(req.original, req.update, err.reasons, err.readings, err.hints, err.hint)
+    m = pb.Refusal(hint=body["hint"], reasons=body["reasons"])
+    for h in body["hints"]:
+        m.hints.add(reading=h["reading"], region=h["region"], side=h["side"], lines=h["lines"],
+                    original_lines=_range(h["original_lines"]), marker=h["marker"])
+    for r in body["readings"]:
+        m.readings.add(index=r["index"], how=r["how"], original_lines=_range(r["original_lines"]),
+                       reading_lines=_range(r["reading_lines"]), diff=r["diff"], text=r["text"])
+    if m.ByteSize() > max_bytes:
+        m.texts_omitted = True
+        for r in m.readings:
+            r.ClearField("text")
+    if m.ByteSize() > max_bytes:
+        m.diffs_omitted = True
+        for r in m.readings:
+            r.diff = ""
+    return m
+
+
+def _range(pair) -> pb.LineRange:
+    first, last = pair
+    return pb.LineRange(first=max(first, 0), last=max(last, 0))
+
+
+def status_details(status: grpc.StatusCode, message: str, refusal: pb.Refusal) -> bytes:
+    """The `grpc-status-details-bin` value: a google.rpc.Status (its code and message must be the
+    call's own, or readers refuse it) with the refusal packed in its details."""
+    from google.protobuf import any_pb2
+    from google.rpc import status_pb2
+
+    detail = any_pb2.Any()
+    detail.Pack(refusal)
+    return status_pb2.Status(code=status.value[0], message=message, details=[detail]).SerializeToString()
+
+
+def refusal_from_metadata(metadata) -> pb.Refusal | None:
+    """The `Refusal` in a call's trailing metadata, or None."""
+    from google.rpc import status_pb2
+
+    for key, value in metadata or ():
+        if key == DETAILS_KEY:
+            status = status_pb2.Status.FromString(value)
+            for detail in status.details:
+                if detail.Is(pb.Refusal.DESCRIPTOR):
+                    refusal = pb.Refusal()
+                    detail.Unpack(refusal)
+                    return refusal
+    return None

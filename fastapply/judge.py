@@ -35,7 +35,7 @@ from typing import Protocol
 
 from fastapply.markers import marker_flags
 from fastapply.merge.readings import MAX_READINGS
-from fastapply.types import ApplyError, ApplyRequest
+from fastapply.types import ApplyError, ApplyRequest, ShouldStop
 
 MODES = ("window", "whole")
 MODE = "window"  # against "whole" in evals/RESULTS.md: ten times faster; whole files, once past the context, cannot be judged
@@ -83,8 +83,10 @@ class Scorer(Protocol):
         """The tokens of an answer: `text`, then (with `end`) the spec's end of answer."""
         ...
 
-    def score(self, prompt_ids: list[int], answers: list[list[int]]) -> list[float]:
-        """Each answer's sum of token log-probabilities after `prompt_ids` (nats)."""
+    def score(self, prompt_ids: list[int], answers: list[list[int]],
+              should_stop: ShouldStop | None = None) -> list[float]:
+        """Each answer's sum of token log-probabilities after `prompt_ids` (nats). Raises
+        ApplyError('cancelled') within one forward pass of `should_stop()` turning true."""
         ...
 
 
@@ -160,7 +162,8 @@ def common_prefix(seqs: Sequence[Sequence]) -> int:
     return n
 
 
-def branch_scores(scorer: Scorer, prompt: list[int], answers: Sequence[Sequence[int]]) -> tuple[list[float], int]:
+def branch_scores(scorer: Scorer, prompt: list[int], answers: Sequence[Sequence[int]],
+                  should_stop: ShouldStop | None = None) -> tuple[list[float], int]:
     """Greedy decoding restricted to the answers: from the shared prefix on, at every token where
     the answers still in play part (a fork), the model's next-token log-probabilities of the
     tokens they go on with are compared and the best is followed. The answer so reached scores 0;
@@ -186,7 +189,7 @@ def branch_scores(scorer: Scorer, prompt: list[int], answers: Sequence[Sequence[
                 return scores, run  # (the members left tie at 0)
             nexts.setdefault(answers[i][at], []).append(i)
         toks = list(nexts)
-        lps = scorer.score(prompt + list(answers[members[0]][:at]), [[t] for t in toks])
+        lps = scorer.score(prompt + list(answers[members[0]][:at]), [[t] for t in toks], should_stop)
         run += len(prompt) + at + len(toks)
         best = max(range(len(toks)), key=lambda k: (lps[k], -k))
         for k, tok in enumerate(toks):
@@ -319,7 +322,8 @@ def over_cap(count: int) -> str | None:
 def judge(scorer: Scorer, req: ApplyRequest, readings: Sequence[str], mode: str = MODE,
           threshold: float | None = None, max_scored: int | None = None,
           context: int = CONTEXT_LINES, contrast: bool | None = None,
-          hows: Sequence[str] | None = None, scoring: str | None = None) -> Verdict:
+          hows: Sequence[str] | None = None, scoring: str | None = None,
+          should_stop: ShouldStop | None = None) -> Verdict:
     """Score each reading under `scorer`'s apply prompt and decide. Raises ApplyError: 'refused'
     above the readings cap or the scored-token cap, 'too_long' when the prompt and a reading do
     not fit the model's context (nothing is truncated). `threshold` defaults to each reading's
@@ -328,7 +332,8 @@ def judge(scorer: Scorer, req: ApplyRequest, readings: Sequence[str], mode: str 
     the reading's log-probability under the snippet minus the same under an empty snippet: what
     the snippet explains, with the cost of copying the original (which a reading that deletes
     more lines pays less of) taken out. `scoring` (default `SCORING`): "sum" or "branch"
-    (`branch_scores`; contrast does not apply to it)."""
+    (`branch_scores`; contrast does not apply to it). `should_stop` (a client gone, a budget spent)
+    stops the scoring within one forward pass: ApplyError('cancelled')."""
     if threshold is None:
         threshold = [margin_needed(h) for h in hows] if hows is not None else MARGIN_NATS_OTHER
     scoring = SCORING if scoring is None else scoring
@@ -358,15 +363,15 @@ def judge(scorer: Scorer, req: ApplyRequest, readings: Sequence[str], mode: str 
         raise ApplyError("refused", f"scoring the {len(readings)} readings would run {scored} tokens beyond the "
                                     f"shared prompt, over the judge's cap of {max_scored}; nothing was scored")
     if scoring == "branch":
-        scores, tokens = branch_scores(scorer, prompt, answers)
+        scores, tokens = branch_scores(scorer, prompt, answers, should_stop)
         mode += "+branch"
     else:
-        scores = scorer.score(prompt + answers[0][:shared], rest)
+        scores = scorer.score(prompt + answers[0][:shared], rest, should_stop)
         tokens = len(prompt) + shared + scored
     null: list[float] = []
     if contrast:
         empty = scorer.prompt_ids(ApplyRequest(q.original, "", req.instruction, req.language, req.path))
-        null = scorer.score(empty + answers[0][:shared], rest)
+        null = scorer.score(empty + answers[0][:shared], rest, should_stop)
         scores = [s - n for s, n in zip(scores, null)]
         tokens += len(empty) + shared + scored
     best, margin, picked = decide(scores, threshold)

@@ -10,15 +10,21 @@ drafted by the structural merge), `plain` (the model, no drafts).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
+from dataclasses import replace
 
 from fastapply import judge as judge_mod
 from fastapply.edit_checks import check_edit_applied
-from fastapply.languages import detect_language
+from fastapply.languages import detect_language, grammar_problem
+from fastapply.markers import marker_flags, split_inline
 from fastapply.merge import MergeResult, structural_merge
+from fastapply.merge.core import merge as merge_core
 from fastapply.merge.readings import describe as describe_readings
+from fastapply.refusal import context_hints, hint_line
 from fastapply.types import (
+    DEFAULT_MODEL_BUDGET_S,
     ApplyError,
     ApplyRequest,
     ApplyResult,
@@ -84,14 +90,25 @@ def prediction_source(req: ApplyRequest) -> list[tuple[str, str]]:
     return [("prediction", req.prediction)] if req.prediction else []
 
 
-def refusal(merge: MergeResult, prefix: str = "structural merge refused: ", more: list[str] | None = None,
-            code: str = "refused") -> ApplyError:
-    """The merge's refusal as an error: its reasons (then `more`, what the model found), and how
-    many readings there were and where they differ (the readings themselves ride along for
-    `--show-readings`)."""
+def refusal(merge: MergeResult, req: ApplyRequest, prefix: str = "structural merge refused: ",
+            more: list[str] | None = None, code: str = "refused") -> ApplyError:
+    """The merge's refusal as an error. Its message's first line says what to resend (the lines
+    that would make one reading the merge's only one, `fastapply.refusal`); then the reasons (and
+    `more`, what the model found), how many readings there were and where they differ. The
+    readings and hints ride along for the front-ends' structured answers."""
     reasons = merge.reasons + list(more or [])
-    message = prefix + "; ".join(reasons) + " [" + describe_readings(merge.readings) + "]"
-    return ApplyError(code, message, reasons, [(r.how, r.text) for r in merge.readings])
+    texts = [r.text for r in merge.readings]
+    hints = context_hints(req.original, req.update, texts, _merged_text(merge.language, req.path))
+    hint = hint_line(req.original, req.update, hints, len(texts))
+    message = hint + "\n" + prefix + "; ".join(reasons) + " [" + describe_readings(merge.readings) + "]"
+    return ApplyError(code, message, reasons, [(r.how, r.text) for r in merge.readings], hint, hints)
+
+
+def _merged_text(language: str | None, path: str | None) -> Callable[[str, str], str | None]:
+    """The structural merge's answer, or None (its readings are not needed: a hint is a sure answer)."""
+    def merged(original: str, update: str) -> str | None:
+        return merge_core(original, update, language, path).text
+    return merged
 
 
 def run(get_model: Callable[[], object], model_lock: threading.Lock, req: ApplyRequest,
@@ -101,6 +118,11 @@ def run(get_model: Callable[[], object], model_lock: threading.Lock, req: ApplyR
     request at a time: concurrent callers queue on `model_lock`."""
     check_request(req)
     language = detect_language(req.language, req.path, req.original)
+    if not req.original.strip():  # nothing to merge into
+        yield from _new_file(req, language)
+        return
+    # a language without a grammar (none installed, or its wheel fails to load) is merged by lines: say so
+    lines_only = [Finding("language", why, "info") for why in [grammar_problem(language)] if why]
     if req.engine in ("structural", "auto"):
         too_large = merge_too_large(req)
         if too_large:
@@ -109,19 +131,46 @@ def run(get_model: Callable[[], object], model_lock: threading.Lock, req: ApplyR
         if merge.ok:
             yield TextDelta(merge.text)
             yield ApplyResult(merge.text, "structural", language, Stats(),
-                              [Finding("doubt", r, "info") for r in merge.reasons])
+                              lines_only + [Finding("doubt", r, "info") for r in merge.reasons])
             return
         if req.engine == "structural":
-            raise refusal(merge)
+            raise refusal(merge, req)
         yield from _auto_model(get_model, model_lock, req, language, merge, should_stop)
         return
-    notes: list[Finding] = []
+    notes: list[Finding] = list(lines_only)
     sources = None
     if req.engine == "speculative":
-        sources, notes = draft_sources(req, language)
+        sources, drafted = draft_sources(req, language)
+        notes += drafted
     elif req.prediction:
         sources = prediction_source(req)
     yield from _model(get_model, model_lock, req, language, sources, notes, should_stop)
+
+
+def empty_original_error(original: str, update: str, what: str = "the original") -> ApplyError | None:
+    """An empty original (`what`, as the caller names it) with a snippet that holds markers: the
+    markers stand for code the caller did not send (Continue's Relace provider sends an empty
+    `initialCode`), so nothing is merged; the error says what to send instead. None otherwise."""
+    if original.strip():
+        return None
+    lines = update.splitlines()
+    for i, (line, flag) in enumerate(zip(lines, marker_flags(lines, []), strict=True), 1):
+        if flag or split_inline(line):
+            return ApplyError("invalid_argument", (
+                f"send the file's current content as {what}: {what} is empty, but line {i} of the snippet "
+                f"(`{line.strip()[:60]}`) is a marker for code it leaves out; to create a new file, send "
+                "a snippet without markers"))
+    return None
+
+
+def _new_file(req: ApplyRequest, language: str | None) -> Iterator[StreamEvent]:
+    """An empty original: a snippet without markers is the new file; one with markers is refused."""
+    error = empty_original_error(req.original, req.update)
+    if error is not None:
+        raise error
+    yield TextDelta(req.update)
+    yield ApplyResult(req.update, "structural", language, Stats(),
+                      [Finding("new_file", "the original is empty: the snippet is the new file", "info")])
 
 
 def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, merge: MergeResult,
@@ -130,29 +179,34 @@ def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, 
     the best is returned when its margin is enough; else the model generates, drafted by the
     readings (the judge's best first), the original and the snippet (where the merge named
     readings, in the judge's dtype: `ModelEngine.confirm`). Its file passes every check,
-    or the request is refused with the merge's reasons and readings and the model's findings."""
+    or the request is refused with the merge's reasons and readings and the model's findings.
+    All of it within the request's model budget (`Budget`): when it runs out, the refusal."""
     readings = [r.text for r in merge.readings]
     too_many = judge_mod.over_cap(len(readings))
     if too_many:  # before any model is loaded
-        raise refusal(merge, "the structural merge refused: ", [too_many])
+        raise refusal(merge, req, "the structural merge refused: ", [too_many])
     notes: list[Finding] = []
+    budget = Budget(req.model_budget_s)
     if len(readings) >= 2:
         model = get_model()
         if getattr(model, "score", None) is not None:
-            verdict = _judged(model, model_lock, req, merge)
+            budget.start()
+            verdict = _judged(model, model_lock, req, merge, budget.stop(should_stop))
             judged = _judged_result(req, language, readings, verdict)
             if isinstance(judged, ApplyResult):
                 yield TextDelta(judged.merged)
                 yield judged
                 return
             notes.append(judged)
-            readings = [readings[i] for i in sorted(range(len(readings)), key=lambda i: -verdict.scores[i])]
+            order = sorted(range(len(readings)), key=lambda i: -verdict.scores[i])
+            readings = [readings[i] for i in order]
+            merge = replace(merge, readings=tuple(merge.readings[i] for i in order))  # the judge's best first
     sources = [(f"reading {i + 1}", text) for i, text in enumerate(readings)] + resync_sources(req)
     result = None
-    own = _OwnTokens(should_stop, Stats(), [r.text for r in merge.readings])
+    own = _OwnTokens(should_stop, Stats(), [r.text for r in merge.readings], budget)
     try:
         for ev in _model(get_model, model_lock, req, language, sources, notes, own.should_stop, own.stats,
-                         confirm=bool(merge.readings)):
+                         confirm=bool(merge.readings), on_loaded=budget.start):
             if isinstance(ev, ApplyResult):
                 result = ev
             else:
@@ -160,26 +214,29 @@ def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, 
                     own.wrote(ev.text)
                 yield ev
     except ApplyError as e:
-        if e.code != "cancelled" or own.cancelled or not (own.tripped or own.departed):
+        if e.code != "cancelled" or own.cancelled or not (own.tripped or own.departed or own.out_of_budget):
             raise
+        if own.out_of_budget:
+            raise refusal(merge, req, "the structural merge refused and the model's budget ran out: ", [
+                budget.spent_line("writing the file")]) from None
         if own.departed:
-            raise refusal(merge, "the structural merge refused and the model's file is none of its readings: ", [
+            raise refusal(merge, req, "the structural merge refused and the model's file is none of its readings: ", [
                 f"the model departed from all {len(merge.readings)} reading(s) at character {len(own.text)}; "
                 "stopped there (`--show-readings` prints them)"]) from None
-        raise refusal(merge, "the structural merge refused and the model went its own way: ", [
+        raise refusal(merge, req, "the structural merge refused and the model went its own way: ", [
             f"the model wrote over {MAX_OWN_TOKENS} tokens that neither the readings, the original nor the snippet "
             "proposed; stopped (a merge needs few)"]) from None
     assert result is not None
     if not result.ok:
         bad = [f.line() for f in result.findings if f.severity == "error"]
-        raise refusal(merge, "the structural merge refused and the model's file failed its checks: ", bad)
+        raise refusal(merge, req, "the structural merge refused and the model's file failed its checks: ", bad)
     # Where the merge named its readings, the model confirms one of them (it drafts from them, and
     # its greedy verification keeps a reading whole or departs from it). A file of its own there
     # was right in none of the shared dev sets' cases and wrong in one that passed every check
     # (serde-rs/json fcb5e83e44ab: a `///` line), while the readings held the expected file in
     # 17 of hard_dev's 25 refusals then (evals/RESULTS.md, "The judge and auto").
     if merge.readings and result.merged not in {r.text for r in merge.readings}:
-        raise refusal(merge, "the structural merge refused and the model's file is none of its readings: ", [
+        raise refusal(merge, req, "the structural merge refused and the model's file is none of its readings: ", [
             f"the model wrote a file other than the merge's {len(merge.readings)} reading(s); "
             "`--show-readings` prints them"])
     result.findings.insert(0, Finding("auto", "the structural merge refused (" + "; ".join(merge.reasons)
@@ -187,16 +244,61 @@ def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, 
     yield result
 
 
+class Budget:
+    """`auto`'s model budget for one request: a clock started when the model takes the request up
+    (after loading: a first request's load is not the request's cost), read by `should_stop`."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = DEFAULT_MODEL_BUDGET_S if seconds is None else seconds
+        self.deadline: float | None = None
+
+    def start(self) -> None:
+        if self.deadline is None and self.seconds:
+            self.deadline = time.monotonic() + self.seconds
+
+    def spent(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def stop(self, caller: ShouldStop | None) -> _BudgetStop:
+        """The caller's should_stop, or the budget spent."""
+        return _BudgetStop(self, caller)
+
+    def spent_line(self, doing: str) -> str:
+        return (f"the model budget of {self.seconds:g} s ran out while {doing} (on this request: "
+                "--model-budget SECONDS, 0 for none; the readings are the merge's own)")
+
+
+class _BudgetStop:
+    """A should_stop that is true when the caller's is, or when the budget is spent."""
+
+    def __init__(self, budget: Budget, caller: ShouldStop | None):
+        self.budget, self.caller = budget, caller
+
+    def __call__(self) -> bool:
+        return self.cancelled() or self.budget.spent()
+
+    def cancelled(self) -> bool:
+        return self.caller is not None and self.caller()
+
+    def budget_spent(self) -> bool:
+        """Stopped for the budget, not by the caller (a caller's cancel stays a cancel)."""
+        return self.budget.spent() and not self.cancelled()
+
+
 class _OwnTokens:
     """`should_stop` for `auto`'s generation: the caller's; true once the model has written more
     than `MAX_OWN_TOKENS` tokens no draft proposed (`Stats`: output minus accepted draft tokens);
+    true once the model budget is spent;
     and, where the merge named readings, true as soon as the text written so far begins none of
     them. The file must then be one of them (below), and streamed text is a prefix of the final
     file (`SpecEngine.text_events`), so a departure decides the request: stopping there changes no
     answer and saves the rest of the file's decoding."""
 
-    def __init__(self, caller: ShouldStop | None, stats: Stats, readings: list[str] | None = None):
+    def __init__(self, caller: ShouldStop | None, stats: Stats, readings: list[str] | None = None,
+                 budget: Budget | None = None):
         self.caller = caller
+        self.budget = budget
+        self.out_of_budget = False
         self.stats = stats
         self.readings = list(readings or [])  # those the text written so far still begins
         self.text = ""
@@ -219,20 +321,28 @@ class _OwnTokens:
             return True
         if self.departed:
             return True
+        if self.budget is not None and self.budget.spent():
+            self.out_of_budget = True
+            return True
         self.tripped = self.stats.output_tokens - self.stats.accepted_tokens > MAX_OWN_TOKENS
         return self.tripped
 
 
-def _judged(model, model_lock, req: ApplyRequest, merge: MergeResult) -> judge_mod.Verdict:
-    """The judge's verdict on the merge's readings; a request it cannot score is refused with the
-    merge's reasons and readings as well."""
+def _judged(model, model_lock, req: ApplyRequest, merge: MergeResult, should_stop: ShouldStop) -> judge_mod.Verdict:
+    """The judge's verdict on the merge's readings; a request it cannot score, or whose budget runs
+    out while it scores, is refused with the merge's reasons and readings as well. A caller that
+    goes away stops it within one forward pass (`cancelled`)."""
     try:
         with nullcontext() if getattr(model, "concurrent", False) else model_lock:
-            return judge_mod.judge(model, req, [r.text for r in merge.readings], hows=[r.how for r in merge.readings])
+            return judge_mod.judge(model, req, [r.text for r in merge.readings], hows=[r.how for r in merge.readings],
+                                   should_stop=should_stop)
     except ApplyError as e:
+        if e.code == "cancelled" and isinstance(should_stop, _BudgetStop) and should_stop.budget_spent():
+            raise refusal(merge, req, "the structural merge refused and the model's budget ran out: ",
+                          [should_stop.budget.spent_line("judging the readings")]) from None
         if e.code not in ("too_long", "refused"):
             raise
-        raise refusal(merge, "the structural merge refused and the judge could not score its readings: ",
+        raise refusal(merge, req, "the structural merge refused and the judge could not score its readings: ",
                       [e.message], e.code) from None
 
 
@@ -257,11 +367,14 @@ def _judged_result(req: ApplyRequest, language: str | None, readings: list[str],
 
 
 def _model(get_model, model_lock, req: ApplyRequest, language: str | None, sources, notes: list[Finding],
-           should_stop: ShouldStop | None, stats: Stats | None = None, confirm: bool = False) -> Iterator[StreamEvent]:
+           should_stop: ShouldStop | None, stats: Stats | None = None, confirm: bool = False,
+           on_loaded: Callable[[], None] | None = None) -> Iterator[StreamEvent]:
     """Decode with the model engine, then check its file like any merge (plus the edit checks).
     `confirm`: the file must be one of the merge's readings; an engine that judges in another
-    dtype decodes it so (`ModelEngine.confirm`)."""
+    dtype decodes it so (`ModelEngine.confirm`). `on_loaded` is called once the model is loaded."""
     model = get_model()
+    if on_loaded is not None:
+        on_loaded()
     stats = stats if stats is not None else Stats()
     merged, findings = "", []
     write = getattr(model, "confirm", None) if confirm else None

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from fastapply.client import FastApplyClient
+from fastapply.refusal import rebuild
 from fastapply.types import ApplyError, ApplyRequest, ApplyResult, ErrorCode, ShouldStop, StreamEvent
 
 QUEUE_FULL_RETRIES = 6  # with backoff 0.25 s, 0.5 s, ... up to 4 s: about 12 s in all
@@ -45,7 +46,7 @@ class RemoteApplier:
                 return self.client.apply_request(req, should_stop=should_stop)
             except ApplyError as e:
                 if not self._backoff(e, attempt, should_stop):
-                    raise
+                    raise with_readings(e, req) from None
         raise AssertionError("unreachable")
 
     def apply_stream(self, req: ApplyRequest, should_stop: ShouldStop | None = None) -> Iterator[StreamEvent]:
@@ -64,7 +65,7 @@ class RemoteApplier:
                 return
             except ApplyError as e:
                 if started or not self._backoff(e, attempt, should_stop):
-                    raise
+                    raise with_readings(e, req) from None
             finally:
                 events.close()  # a stream left early is cancelled on the server
 
@@ -88,3 +89,16 @@ class RemoteApplier:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def with_readings(e: ApplyError, req: ApplyRequest) -> ApplyError:
+    """A server's refusal with every reading's whole file: those the server left out for size are
+    rebuilt from their diffs against the request's original (the same `readings` as in process)."""
+    refusal = getattr(e, "refusal", None)
+    if refusal is None or not refusal.texts_omitted or refusal.diffs_omitted or isinstance(req.original, bytes):
+        return e
+    try:
+        e.readings = [(r.how, rebuild(req.original, r.diff)) for r in refusal.readings]
+    except ValueError:  # a diff that does not apply (the server saw another original): keep what came
+        pass
+    return e

@@ -32,11 +32,14 @@ from grpc_reflection.v1alpha import reflection
 from fastapply.api import DEFAULT_ENGINE, ENGINES, Applier, ApplyError, ApplyResult, ErrorCode, TextDelta, check_request
 from fastapply.grpc_convert import (  # noqa: F401  (request_to_proto: re-exported for callers of this module)
     CODE_KEY,
+    DETAILS_KEY,
     REASON_KEY,
     STATUS,
+    refusal_to_proto,
     request_from_proto,
     request_to_proto,
     response_from_result,
+    status_details,
 )
 from fastapply.grpc_gen import fastapply_pb2 as pb
 from fastapply.grpc_gen import fastapply_pb2_grpc as pb_grpc
@@ -205,6 +208,9 @@ class FastApplyServicer(pb_grpc.FastApplyServicer):
                 e = call.stop_error()
             code = STATUS[e.code]
             md = [(CODE_KEY, e.code.value)] + [(REASON_KEY, r.encode("utf-8")) for r in e.reasons]
+            if e.code == ErrorCode.REFUSED:  # the readings and hints, for a client to offer or resend
+                refusal = refusal_to_proto(request_from_proto(request), e)
+                md.append((DETAILS_KEY, status_details(code, e.message, refusal)))
             context.set_trailing_metadata(md)
             context.abort(code, e.message)
         except GeneratorExit:  # the stream was dropped (client went away): not an error of ours

@@ -15,6 +15,10 @@ from enum import StrEnum
 from fastapply.languages import unknown_language
 
 ENGINES = ("auto", "speculative", "plain", "structural")
+# `auto`'s model budget per request (seconds), from the moment the model takes up a refused merge.
+# Measured on the 2-core CPU with the default 0.5B model (evals/RESULTS.md, "auto in bounded
+# time"): a judged request there takes a median of ~15 s, so this bounds the rest.
+DEFAULT_MODEL_BUDGET_S = 20.0
 # Every front-end's default: the structural merge when it is sure, the model only where it refuses.
 DEFAULT_ENGINE = "auto"
 
@@ -64,6 +68,9 @@ class ApplyRequest:
     # The caller's guess at the merged file (OpenAI's Predicted Outputs): one more draft source
     # for the model engines. It never changes the output, only how fast it is verified.
     prediction: str | None = None
+    # `auto`: seconds the model may spend on a refused merge (judging, then writing), after which
+    # the refusal is answered with its readings. None: DEFAULT_MODEL_BUDGET_S; 0: no limit.
+    model_budget_s: float | None = None
 
 
 @dataclass
@@ -138,13 +145,18 @@ class ApplyError(Exception):
     """A request that cannot be served. `code` (an `ErrorCode`) is stable and every front-end maps it."""
 
     def __init__(self, code: ErrorCode | str, message: str, reasons: list[str] | None = None,
-                 readings: list[tuple[str, str]] | None = None):
+                 readings: list[tuple[str, str]] | None = None, hint: str | None = None,
+                 hints: list | None = None):
         super().__init__(message)
         self.code = ErrorCode(code)
         self.message = message
         self.reasons = list(reasons or [])
         # A refusal's readings: (how, whole file) pairs the merge was choosing between, best first.
         self.readings = list(readings or [])
+        # A refusal's first line: what to resend (`fastapply.refusal.hint_line`); the message starts
+        # with it. `hints`: the `fastapply.refusal.Hint`s it was made from (lines that settle a reading).
+        self.hint = hint
+        self.hints = list(hints or [])
 
 
 @dataclass(frozen=True)
@@ -175,6 +187,9 @@ def check_request(req: ApplyRequest) -> None:
         raise ApplyError("invalid_argument", "temperature must be >= 0 and top_p in (0, 1]")
     if req.max_output_tokens is not None and req.max_output_tokens <= 0:
         raise ApplyError("invalid_argument", "max_output_tokens must be positive")
+    b = req.model_budget_s
+    if b is not None and not (math.isfinite(b) and b >= 0):
+        raise ApplyError("invalid_argument", "model_budget_s must be a number of seconds >= 0 (0: no limit)")
 
 
 def decode_utf8(data: bytes, what: str) -> str:

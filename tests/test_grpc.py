@@ -612,3 +612,98 @@ def test_model_engine_over_grpc():
         with pytest.raises(ApplyError) as ei:  # too long for the context
             cl.apply("x = 1\n" * 40_000, TINY_UPDATE, language="python", engine="plain")
         assert ei.value.status == grpc.StatusCode.RESOURCE_EXHAUSTED and "too long" in ei.value.message
+
+
+# -- refusals carry their readings (the rich error model) ------------------------------------------
+
+def test_a_refusal_carries_its_readings_and_hints_as_a_typed_detail(client, refused_case):
+    from grpc_status import rpc_status
+
+    from fastapply.grpc_gen import fastapply_pb2 as pb
+    from fastapply.refusal import rebuild
+
+    with pytest.raises(ApplyError) as local:
+        Applier().apply(req_of(refused_case))
+    with pytest.raises(ApplyError) as ei:
+        client.apply(**kw_of(refused_case))
+    e = ei.value
+    assert e.message.split("\n", 1)[0] == local.value.hint  # the first line says what to resend
+    got = e.refusal
+    assert got is not None and got.hint == local.value.hint and list(got.reasons) == local.value.reasons
+    assert [(r.how, rebuild(refused_case["original"], r.diff)) for r in got.readings] == local.value.readings
+    # grpcio-status reads the same detail off a raw call (what any gRPC client of another language does)
+    stub = pb_grpc_stub(client)
+    with pytest.raises(grpc.RpcError) as raw:
+        stub.ApplyEdit(client_request(refused_case))
+    status = rpc_status.from_call(raw.value)
+    assert status is not None and status.details[0].Is(pb.Refusal.DESCRIPTOR)
+
+
+def test_readings_of_a_large_file_send_the_diffs_and_say_the_files_were_left_out(server):
+    from fastapply.remote import RemoteApplier
+
+    filler = "".join(f"def helper_{i}(a, b):\n    return a * {i} + b\n\n\n" for i in range(300))
+    original = filler + "def f():\n    x = 1\n    return x\n\n\ndef g():\n    x = 1\n    return x\n"
+    update = "# ... existing code ...\n    x = 2\n    return x\n# ... existing code ...\n"
+    req = ApplyRequest(original, update, language="python", engine="structural")
+    with pytest.raises(ApplyError) as local:
+        Applier().apply(req)
+    assert len(original) * len(local.value.readings) > 6 * 1024  # more than a refusal detail holds
+    with FastApplyClient(server.address) as cl, pytest.raises(ApplyError) as ei:
+        cl.apply_request(req)
+    refusal = ei.value.refusal
+    assert refusal.texts_omitted and not refusal.diffs_omitted
+    assert all(not r.HasField("text") and r.diff for r in refusal.readings)
+    with RemoteApplier(server.address) as remote, pytest.raises(ApplyError) as remote_e:
+        remote.apply(req)
+    assert remote_e.value.readings == local.value.readings  # rebuilt from the diffs, byte for byte
+
+
+def pb_grpc_stub(client):
+    from fastapply.grpc_gen import fastapply_pb2_grpc as pb_grpc
+
+    return pb_grpc.FastApplyStub(client.channel)
+
+
+def client_request(c):
+    from fastapply.grpc_convert import request_to_proto
+
+    return request_to_proto(req_of(c))
+
+
+class JudgingForever:
+    """A model engine whose judge scores pass after pass until should_stop (never on its own)."""
+
+    concurrent = False
+    max_positions = 100_000
+
+    def __init__(self):
+        self.started, self.stopped = threading.Event(), threading.Event()
+
+    def prompt_ids(self, req):
+        return [1]
+
+    def answer_ids(self, text, end=True):
+        return [ord(c) for c in text[:20]] + [0]
+
+    def score(self, prompt_ids, answers, should_stop=None):
+        self.started.set()
+        while not (should_stop is not None and should_stop()):
+            time.sleep(0.01)  # one forward pass
+        self.stopped.set()
+        raise ApplyError("cancelled", "scoring stopped")
+
+
+def test_a_client_that_goes_away_while_the_judge_scores_frees_the_worker():
+    model = JudgingForever()
+    original = "def f():\n    x = 1\n    return x\n\n\ndef g():\n    x = 1\n    return x\n"
+    update = "# ... existing code ...\n    x = 2\n    return x\n# ... existing code ...\n"
+    with running(Applier(model_engine=model)) as srv, FastApplyClient(srv.address) as cl:
+        call = cl.apply_stream(original, update, language="python", engine="auto", model_budget_s=0)
+        future = ThreadPoolExecutor(1).submit(lambda: list(call))
+        assert model.started.wait(30)
+        cl.close()  # the client goes away mid-judging
+        with pytest.raises(ApplyError):
+            future.result(30)
+        assert model.stopped.wait(30)  # the judge saw it at its next pass
+        assert wait_until(lambda: not srv.queue.busy and srv.queue.waiting == 0, timeout=30)  # the turn is free

@@ -30,7 +30,7 @@ class TableScorer(FakeModel):
     def answer_ids(self, text, end=True):
         return [ord(c) for c in text + ("</end>" if end else "")]
 
-    def score(self, prompt_ids, answers):
+    def score(self, prompt_ids, answers, should_stop=None):
         self.scored.append((prompt_ids, answers))
         shared = "".join(map(chr, prompt_ids)).split("</update>", 1)[1]
         out = []
@@ -272,7 +272,7 @@ class ForkScorer:
     def __init__(self, fork: dict[int, float]):
         self.fork, self.calls = fork, []
 
-    def score(self, prompt_ids, answers):
+    def score(self, prompt_ids, answers, should_stop=None):
         self.calls.append((list(prompt_ids), [list(a) for a in answers]))
         return [sum(self.fork.get(t, -1.0) for t in a) for a in answers]
 
@@ -334,7 +334,7 @@ def test_the_models_greedy_continuation_wins_every_fork_of_the_branch_judge():
             greedy.append(int(model(input_ids=torch.tensor([prompt + greedy])).logits[0, -1].argmax()))
 
     class Scorer:
-        def score(self, p, answers):
+        def score(self, p, answers, should_stop=None):
             return score_continuations(HFBackend(model), p, answers)
 
     others = [greedy[:2] + [(greedy[2] + 1) % 16] + greedy[3:], greedy[:5] + [(greedy[5] + 3) % 16] * 3]

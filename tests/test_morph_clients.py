@@ -172,8 +172,9 @@ def test_a_large_file_goes_through_anchor_compaction_exactly(run, client):
 
 
 @pytest.mark.parametrize("job_id, words", [
-    ("refused:sdk-execute", "422 structural merge refused"),
-    ("refused:mcp", "422 structural merge refused"),
+    # a refusal's first line says what to resend (fastapply.refusal), then the merge's reasons
+    ("refused:sdk-execute", "422 Resend"),
+    ("refused:mcp", "422 Resend"),
     ("wrong-token:sdk-execute", "Authentication failed"),
     ("wrong-token:mcp", "Authentication failed"),
     ("oversized:sdk-execute", "413"),

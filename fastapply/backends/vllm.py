@@ -14,6 +14,7 @@ vLLM's engine core runs in worker processes; a script that loads this engine nee
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import importlib.util
 import os
 import queue
@@ -226,28 +227,45 @@ class VLLMEngine(SpecEngine):
                 future.cancel()  # AsyncLLM.generate aborts its request when its task is cancelled
                 self.loop.submit(self.llm.abort(request_id))
 
-    def score(self, prompt_ids: list[int], answers: list[list[int]]) -> list[float]:
+    def score(self, prompt_ids: list[int], answers: list[list[int]],
+              should_stop: Callable[[], bool] | None = None) -> list[float]:
         """Each answer's sum of token log-probabilities after the prompt (the judge's `Scorer`):
         vLLM's prompt log-probabilities of prompt + answer, one request per answer, all at once
         (vLLM batches them). vLLM does not read its prefix cache for a request that asks for
         prompt log-probabilities (it has none for cached positions), so each request computes the
-        shared prompt itself: on a GPU a prefill is the cheap part."""
+        shared prompt itself: on a GPU a prefill is the cheap part. `should_stop()` is polled every
+        `POLL_S` while they run (one engine step each): true aborts every one of them in vLLM and
+        raises ApplyError('cancelled')."""
         from vllm import SamplingParams, TokensPrompt
         from vllm.sampling_params import RequestOutputKind
 
         params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=0,
                                 output_kind=RequestOutputKind.FINAL_ONLY)
-        futures = [self.loop.submit(_final(self.llm, TokensPrompt(prompt_token_ids=prompt_ids + a), params,
-                                           uuid.uuid4().hex)) for a in answers]
-        scores = []
-        for a, future in zip(answers, futures):
-            try:
-                logprobs = future.result().prompt_logprobs
-            except Exception as e:
-                raise _apply_error(e) from None
-            start = len(prompt_ids)
-            scores.append(sum(logprobs[start + j][t].logprob for j, t in enumerate(a)))
-        return scores
+        ids = [uuid.uuid4().hex for _ in answers]
+        futures = [self.loop.submit(_final(self.llm, TokensPrompt(prompt_token_ids=prompt_ids + a), params, rid))
+                   for a, rid in zip(answers, ids)]
+        try:
+            scores = []
+            for a, future in zip(answers, futures):
+                while True:
+                    if should_stop is not None and should_stop():
+                        raise ApplyError("cancelled", "scoring stopped: the request was cancelled or its model "
+                                                      "budget ran out")
+                    try:
+                        logprobs = future.result(timeout=POLL_S).prompt_logprobs
+                        break
+                    except concurrent.futures.TimeoutError:
+                        continue
+                    except Exception as e:
+                        raise _apply_error(e) from None
+                start = len(prompt_ids)
+                scores.append(sum(logprobs[start + j][t].logprob for j, t in enumerate(a)))
+            return scores
+        finally:
+            for future, rid in zip(futures, ids):
+                if not future.done():
+                    future.cancel()
+                    self.loop.submit(self.llm.abort(rid))
 
     def unfinished_requests(self) -> int:
         """Requests vLLM still holds (tests: a cancelled request must not linger)."""

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from fastapply.api import DEFAULT_ENGINE, ENGINES, Applier, ApplyError
-from fastapply.cli_common import EXIT_FAIL, add_model_args, draft_model_option
+from fastapply.cli_common import EXIT_FAIL, add_model_args, add_model_budget_arg, draft_model_option
 from fastapply.codemod.manifest import load_update_dir, parse_manifest, plan, usage
 from fastapply.codemod.report import ProgressView, render_table, summary, write_report
 from fastapply.codemod.runner import Options, Runner
@@ -52,6 +52,7 @@ def register(subparsers) -> None:
     p.add_argument("--engine", default=DEFAULT_ENGINE, choices=ENGINES)
     p.add_argument("--instruction", default=None, help="instruction for entries that have none")
     p.add_argument("--max-output-tokens", type=int, default=None)
+    add_model_budget_arg(p)
     p.add_argument("--server", metavar="HOST:PORT", default=None,
                    help="send the requests to a fastapply gRPC server instead of loading a model here")
     p.add_argument("--token-file", default=None, help="file holding the --server's bearer token")
@@ -114,7 +115,8 @@ def run_codemod(args, before_write: Callable[[Path], None] | None = None,
     need_model = args.engine != "structural" and any(t.real is not None for t in targets)
     applier, load_s = make_applier(args, console, need_model)
     opts = Options(root=root, write=args.write, engine=args.engine, instruction=args.instruction,
-                   max_output_tokens=args.max_output_tokens, jobs=args.jobs, fail_fast=args.fail_fast,
+                   max_output_tokens=args.max_output_tokens, model_budget_s=args.model_budget, jobs=args.jobs,
+                   fail_fast=args.fail_fast,
                    allow_dirty=args.allow_dirty)
     try:
         with ProgressView(console, len(targets), enabled=not args.no_progress) as view:

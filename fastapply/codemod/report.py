@@ -89,6 +89,8 @@ def file_record(r: FileResult) -> dict:
         "engine": r.engine, "language": r.language, "lines_added": r.added, "lines_removed": r.removed,
         "elapsed_s": round(r.elapsed_s, 4), "stats": stats, "findings": [vars(f) for f in r.findings],
         "diff": r.diff or None,
+        # a refused file: the hint (what to resend), the readings the merge chose between, best first
+        "refusal": r.refusal,
     }
 
 

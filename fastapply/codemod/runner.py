@@ -37,6 +37,7 @@ from typing import Protocol
 from fastapply.api import DEFAULT_ENGINE, ApplyError, ApplyRequest, ApplyResult, ErrorCode, Finding, ShouldStop, Stats
 from fastapply.codemod.manifest import Target
 from fastapply.fsutil import atomic_write, read_source
+from fastapply.refusal import payload as refusal_payload
 
 # status: what happened to the file. "changed" = would change (dry run).
 OK_STATUSES = ("written", "changed", "unchanged")
@@ -56,6 +57,7 @@ class FileResult:
     added: int = 0
     removed: int = 0
     elapsed_s: float = 0.0
+    refusal: dict | None = None  # a refused file: hint, readings and hints (`fastapply.refusal.payload`)
 
     @property
     def ok(self) -> bool:
@@ -98,6 +100,7 @@ class Options:
     engine: str = DEFAULT_ENGINE
     instruction: str | None = None  # for entries without their own
     max_output_tokens: int | None = None
+    model_budget_s: float | None = None  # engine auto: per file (None: the applier's default)
     jobs: int = 1
     fail_fast: bool = False
     allow_dirty: bool = False
@@ -269,7 +272,8 @@ class Runner:
         if not src.text.strip():
             return FileResult(path, "failed", "invalid_argument", "the file is empty: nothing to apply an edit to")
         req = ApplyRequest(original=src.text, update=entry.update, instruction=entry.instruction or o.instruction,
-                           path=path, engine=o.engine, max_output_tokens=o.max_output_tokens)
+                           path=path, engine=o.engine, max_output_tokens=o.max_output_tokens,
+                           model_budget_s=o.model_budget_s)
         try:
             result = self.applier.apply(req, self._stop.is_set)
         except Exception as e:
@@ -277,7 +281,9 @@ class Runner:
                 return self._skipped(path)
             if not isinstance(e, ApplyError):
                 raise
-            return FileResult(path, "failed", e.code.value, e.message)
+            refused = refusal_payload(src.text, entry.update, e.reasons, e.readings, e.hints, e.hint) \
+                if e.code == "refused" else None
+            return FileResult(path, "failed", e.code.value, e.message, refusal=refused)
         info = dict(engine=result.engine, language=result.language, stats=result.stats, findings=result.findings)
         if not result.ok:
             errors = "; ".join(f.line() for f in result.findings if f.severity == "error")

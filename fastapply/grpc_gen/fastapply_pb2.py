@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x66\x61stapply/v1/fastapply.proto\x12\x0c\x66\x61stapply.v1\"\x8e\x02\n\x10\x41pplyEditRequest\x12\x10\n\x08original\x18\x01 \x01(\x0c\x12\x0e\n\x06update\x18\x02 \x01(\x0c\x12\x18\n\x0binstruction\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x15\n\x08language\x18\x04 \x01(\tH\x01\x88\x01\x01\x12\x11\n\x04path\x18\x05 \x01(\tH\x02\x88\x01\x01\x12\x0e\n\x06\x65ngine\x18\x06 \x01(\t\x12(\n\x08sampling\x18\x07 \x01(\x0b\x32\x16.fastapply.v1.Sampling\x12\x1e\n\x11max_output_tokens\x18\x08 \x01(\x05H\x03\x88\x01\x01\x42\x0e\n\x0c_instructionB\x0b\n\t_languageB\x07\n\x05_pathB\x14\n\x12_max_output_tokens\"Y\n\x08Sampling\x12\x13\n\x0btemperature\x18\x01 \x01(\x01\x12\x12\n\x05top_p\x18\x02 \x01(\x01H\x00\x88\x01\x01\x12\x11\n\x04seed\x18\x03 \x01(\x04H\x01\x88\x01\x01\x42\x08\n\x06_top_pB\x07\n\x05_seed\"\xd4\x01\n\x05Stats\x12\x15\n\routput_tokens\x18\x01 \x01(\r\x12\x16\n\x0e\x66orward_passes\x18\x02 \x01(\r\x12\x16\n\x0e\x64rafted_tokens\x18\x03 \x01(\r\x12\x17\n\x0f\x61\x63\x63\x65pted_tokens\x18\x04 \x01(\r\x12\x15\n\rprompt_tokens\x18\x05 \x01(\r\x12\x12\n\nprefill_ms\x18\x06 \x01(\x01\x12\x11\n\tdecode_ms\x18\x07 \x01(\x01\x12\x14\n\x0ctokens_per_s\x18\x08 \x01(\x01\x12\x17\n\x0ftokens_per_pass\x18\t \x01(\x01\":\n\x07\x46inding\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x10\n\x08severity\x18\x03 \x01(\t\"f\n\nValidation\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x0e\n\x06parses\x18\x02 \x01(\x08\x12\x13\n\x0bmarker_leak\x18\x03 \x01(\x08\x12\'\n\x08\x66indings\x18\x04 \x03(\x0b\x32\x15.fastapply.v1.Finding\"\x97\x01\n\x11\x41pplyEditResponse\x12\x0e\n\x06merged\x18\x01 \x01(\t\x12\x0e\n\x06\x65ngine\x18\x02 \x01(\t\x12\x10\n\x08language\x18\x03 \x01(\t\x12\"\n\x05stats\x18\x04 \x01(\x0b\x32\x13.fastapply.v1.Stats\x12,\n\nvalidation\x18\x05 \x01(\x0b\x32\x18.fastapply.v1.Validation\"[\n\x0e\x41pplyEditChunk\x12\x0e\n\x04text\x18\x01 \x01(\tH\x00\x12\x30\n\x05\x66inal\x18\x02 \x01(\x0b\x32\x1f.fastapply.v1.ApplyEditResponseH\x00\x42\x07\n\x05\x63hunk2\xac\x01\n\tFastApply\x12L\n\tApplyEdit\x12\x1e.fastapply.v1.ApplyEditRequest\x1a\x1f.fastapply.v1.ApplyEditResponse\x12Q\n\x0f\x41pplyEditStream\x12\x1e.fastapply.v1.ApplyEditRequest\x1a\x1c.fastapply.v1.ApplyEditChunk0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x66\x61stapply/v1/fastapply.proto\x12\x0c\x66\x61stapply.v1\"\xbe\x02\n\x10\x41pplyEditRequest\x12\x10\n\x08original\x18\x01 \x01(\x0c\x12\x0e\n\x06update\x18\x02 \x01(\x0c\x12\x18\n\x0binstruction\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x15\n\x08language\x18\x04 \x01(\tH\x01\x88\x01\x01\x12\x11\n\x04path\x18\x05 \x01(\tH\x02\x88\x01\x01\x12\x0e\n\x06\x65ngine\x18\x06 \x01(\t\x12(\n\x08sampling\x18\x07 \x01(\x0b\x32\x16.fastapply.v1.Sampling\x12\x1e\n\x11max_output_tokens\x18\x08 \x01(\x05H\x03\x88\x01\x01\x12\x1b\n\x0emodel_budget_s\x18\t \x01(\x01H\x04\x88\x01\x01\x42\x0e\n\x0c_instructionB\x0b\n\t_languageB\x07\n\x05_pathB\x14\n\x12_max_output_tokensB\x11\n\x0f_model_budget_s\"Y\n\x08Sampling\x12\x13\n\x0btemperature\x18\x01 \x01(\x01\x12\x12\n\x05top_p\x18\x02 \x01(\x01H\x00\x88\x01\x01\x12\x11\n\x04seed\x18\x03 \x01(\x04H\x01\x88\x01\x01\x42\x08\n\x06_top_pB\x07\n\x05_seed\"\xd4\x01\n\x05Stats\x12\x15\n\routput_tokens\x18\x01 \x01(\r\x12\x16\n\x0e\x66orward_passes\x18\x02 \x01(\r\x12\x16\n\x0e\x64rafted_tokens\x18\x03 \x01(\r\x12\x17\n\x0f\x61\x63\x63\x65pted_tokens\x18\x04 \x01(\r\x12\x15\n\rprompt_tokens\x18\x05 \x01(\r\x12\x12\n\nprefill_ms\x18\x06 \x01(\x01\x12\x11\n\tdecode_ms\x18\x07 \x01(\x01\x12\x14\n\x0ctokens_per_s\x18\x08 \x01(\x01\x12\x17\n\x0ftokens_per_pass\x18\t \x01(\x01\":\n\x07\x46inding\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x10\n\x08severity\x18\x03 \x01(\t\"f\n\nValidation\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x0e\n\x06parses\x18\x02 \x01(\x08\x12\x13\n\x0bmarker_leak\x18\x03 \x01(\x08\x12\'\n\x08\x66indings\x18\x04 \x03(\x0b\x32\x15.fastapply.v1.Finding\"\x97\x01\n\x11\x41pplyEditResponse\x12\x0e\n\x06merged\x18\x01 \x01(\t\x12\x0e\n\x06\x65ngine\x18\x02 \x01(\t\x12\x10\n\x08language\x18\x03 \x01(\t\x12\"\n\x05stats\x18\x04 \x01(\x0b\x32\x13.fastapply.v1.Stats\x12,\n\nvalidation\x18\x05 \x01(\x0b\x32\x18.fastapply.v1.Validation\"[\n\x0e\x41pplyEditChunk\x12\x0e\n\x04text\x18\x01 \x01(\tH\x00\x12\x30\n\x05\x66inal\x18\x02 \x01(\x0b\x32\x1f.fastapply.v1.ApplyEditResponseH\x00\x42\x07\n\x05\x63hunk\"\xa2\x01\n\x07Refusal\x12\x0c\n\x04hint\x18\x01 \x01(\t\x12\x0f\n\x07reasons\x18\x02 \x03(\t\x12\'\n\x08readings\x18\x03 \x03(\x0b\x32\x15.fastapply.v1.Reading\x12!\n\x05hints\x18\x04 \x03(\x0b\x32\x12.fastapply.v1.Hint\x12\x15\n\rtexts_omitted\x18\x05 \x01(\x08\x12\x15\n\rdiffs_omitted\x18\x06 \x01(\x08\"(\n\tLineRange\x12\r\n\x05\x66irst\x18\x01 \x01(\r\x12\x0c\n\x04last\x18\x02 \x01(\r\"\xb0\x01\n\x07Reading\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0b\n\x03how\x18\x02 \x01(\t\x12/\n\x0eoriginal_lines\x18\x03 \x01(\x0b\x32\x17.fastapply.v1.LineRange\x12.\n\rreading_lines\x18\x04 \x01(\x0b\x32\x17.fastapply.v1.LineRange\x12\x0c\n\x04\x64iff\x18\x05 \x01(\t\x12\x11\n\x04text\x18\x06 \x01(\tH\x00\x88\x01\x01\x42\x07\n\x05_text\"\x85\x01\n\x04Hint\x12\x0f\n\x07reading\x18\x01 \x01(\r\x12\x0e\n\x06region\x18\x02 \x01(\r\x12\x0c\n\x04side\x18\x03 \x01(\t\x12\r\n\x05lines\x18\x04 \x03(\t\x12/\n\x0eoriginal_lines\x18\x05 \x01(\x0b\x32\x17.fastapply.v1.LineRange\x12\x0e\n\x06marker\x18\x06 \x01(\x08\x32\xac\x01\n\tFastApply\x12L\n\tApplyEdit\x12\x1e.fastapply.v1.ApplyEditRequest\x1a\x1f.fastapply.v1.ApplyEditResponse\x12Q\n\x0f\x41pplyEditStream\x12\x1e.fastapply.v1.ApplyEditRequest\x1a\x1c.fastapply.v1.ApplyEditChunk0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,19 +32,27 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'fastapply.v1.fastapply_pb2'
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_APPLYEDITREQUEST']._serialized_start=47
-  _globals['_APPLYEDITREQUEST']._serialized_end=317
-  _globals['_SAMPLING']._serialized_start=319
-  _globals['_SAMPLING']._serialized_end=408
-  _globals['_STATS']._serialized_start=411
-  _globals['_STATS']._serialized_end=623
-  _globals['_FINDING']._serialized_start=625
-  _globals['_FINDING']._serialized_end=683
-  _globals['_VALIDATION']._serialized_start=685
-  _globals['_VALIDATION']._serialized_end=787
-  _globals['_APPLYEDITRESPONSE']._serialized_start=790
-  _globals['_APPLYEDITRESPONSE']._serialized_end=941
-  _globals['_APPLYEDITCHUNK']._serialized_start=943
-  _globals['_APPLYEDITCHUNK']._serialized_end=1034
-  _globals['_FASTAPPLY']._serialized_start=1037
-  _globals['_FASTAPPLY']._serialized_end=1209
+  _globals['_APPLYEDITREQUEST']._serialized_end=365
+  _globals['_SAMPLING']._serialized_start=367
+  _globals['_SAMPLING']._serialized_end=456
+  _globals['_STATS']._serialized_start=459
+  _globals['_STATS']._serialized_end=671
+  _globals['_FINDING']._serialized_start=673
+  _globals['_FINDING']._serialized_end=731
+  _globals['_VALIDATION']._serialized_start=733
+  _globals['_VALIDATION']._serialized_end=835
+  _globals['_APPLYEDITRESPONSE']._serialized_start=838
+  _globals['_APPLYEDITRESPONSE']._serialized_end=989
+  _globals['_APPLYEDITCHUNK']._serialized_start=991
+  _globals['_APPLYEDITCHUNK']._serialized_end=1082
+  _globals['_REFUSAL']._serialized_start=1085
+  _globals['_REFUSAL']._serialized_end=1247
+  _globals['_LINERANGE']._serialized_start=1249
+  _globals['_LINERANGE']._serialized_end=1289
+  _globals['_READING']._serialized_start=1292
+  _globals['_READING']._serialized_end=1468
+  _globals['_HINT']._serialized_start=1471
+  _globals['_HINT']._serialized_end=1604
+  _globals['_FASTAPPLY']._serialized_start=1607
+  _globals['_FASTAPPLY']._serialized_end=1779
 # @@protoc_insertion_point(module_scope)

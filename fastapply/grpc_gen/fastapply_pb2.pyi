@@ -7,7 +7,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ApplyEditRequest(_message.Message):
-    __slots__ = ("original", "update", "instruction", "language", "path", "engine", "sampling", "max_output_tokens")
+    __slots__ = ("original", "update", "instruction", "language", "path", "engine", "sampling", "max_output_tokens", "model_budget_s")
     ORIGINAL_FIELD_NUMBER: _ClassVar[int]
     UPDATE_FIELD_NUMBER: _ClassVar[int]
     INSTRUCTION_FIELD_NUMBER: _ClassVar[int]
@@ -16,6 +16,7 @@ class ApplyEditRequest(_message.Message):
     ENGINE_FIELD_NUMBER: _ClassVar[int]
     SAMPLING_FIELD_NUMBER: _ClassVar[int]
     MAX_OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_BUDGET_S_FIELD_NUMBER: _ClassVar[int]
     original: bytes
     update: bytes
     instruction: str
@@ -24,7 +25,8 @@ class ApplyEditRequest(_message.Message):
     engine: str
     sampling: Sampling
     max_output_tokens: int
-    def __init__(self, original: _Optional[bytes] = ..., update: _Optional[bytes] = ..., instruction: _Optional[str] = ..., language: _Optional[str] = ..., path: _Optional[str] = ..., engine: _Optional[str] = ..., sampling: _Optional[_Union[Sampling, _Mapping]] = ..., max_output_tokens: _Optional[int] = ...) -> None: ...
+    model_budget_s: float
+    def __init__(self, original: _Optional[bytes] = ..., update: _Optional[bytes] = ..., instruction: _Optional[str] = ..., language: _Optional[str] = ..., path: _Optional[str] = ..., engine: _Optional[str] = ..., sampling: _Optional[_Union[Sampling, _Mapping]] = ..., max_output_tokens: _Optional[int] = ..., model_budget_s: _Optional[float] = ...) -> None: ...
 
 class Sampling(_message.Message):
     __slots__ = ("temperature", "top_p", "seed")
@@ -101,3 +103,59 @@ class ApplyEditChunk(_message.Message):
     text: str
     final: ApplyEditResponse
     def __init__(self, text: _Optional[str] = ..., final: _Optional[_Union[ApplyEditResponse, _Mapping]] = ...) -> None: ...
+
+class Refusal(_message.Message):
+    __slots__ = ("hint", "reasons", "readings", "hints", "texts_omitted", "diffs_omitted")
+    HINT_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    READINGS_FIELD_NUMBER: _ClassVar[int]
+    HINTS_FIELD_NUMBER: _ClassVar[int]
+    TEXTS_OMITTED_FIELD_NUMBER: _ClassVar[int]
+    DIFFS_OMITTED_FIELD_NUMBER: _ClassVar[int]
+    hint: str
+    reasons: _containers.RepeatedScalarFieldContainer[str]
+    readings: _containers.RepeatedCompositeFieldContainer[Reading]
+    hints: _containers.RepeatedCompositeFieldContainer[Hint]
+    texts_omitted: bool
+    diffs_omitted: bool
+    def __init__(self, hint: _Optional[str] = ..., reasons: _Optional[_Iterable[str]] = ..., readings: _Optional[_Iterable[_Union[Reading, _Mapping]]] = ..., hints: _Optional[_Iterable[_Union[Hint, _Mapping]]] = ..., texts_omitted: _Optional[bool] = ..., diffs_omitted: _Optional[bool] = ...) -> None: ...
+
+class LineRange(_message.Message):
+    __slots__ = ("first", "last")
+    FIRST_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIELD_NUMBER: _ClassVar[int]
+    first: int
+    last: int
+    def __init__(self, first: _Optional[int] = ..., last: _Optional[int] = ...) -> None: ...
+
+class Reading(_message.Message):
+    __slots__ = ("index", "how", "original_lines", "reading_lines", "diff", "text")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    HOW_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_LINES_FIELD_NUMBER: _ClassVar[int]
+    READING_LINES_FIELD_NUMBER: _ClassVar[int]
+    DIFF_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    how: str
+    original_lines: LineRange
+    reading_lines: LineRange
+    diff: str
+    text: str
+    def __init__(self, index: _Optional[int] = ..., how: _Optional[str] = ..., original_lines: _Optional[_Union[LineRange, _Mapping]] = ..., reading_lines: _Optional[_Union[LineRange, _Mapping]] = ..., diff: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
+
+class Hint(_message.Message):
+    __slots__ = ("reading", "region", "side", "lines", "original_lines", "marker")
+    READING_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    SIDE_FIELD_NUMBER: _ClassVar[int]
+    LINES_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_LINES_FIELD_NUMBER: _ClassVar[int]
+    MARKER_FIELD_NUMBER: _ClassVar[int]
+    reading: int
+    region: int
+    side: str
+    lines: _containers.RepeatedScalarFieldContainer[str]
+    original_lines: LineRange
+    marker: bool
+    def __init__(self, reading: _Optional[int] = ..., region: _Optional[int] = ..., side: _Optional[str] = ..., lines: _Optional[_Iterable[str]] = ..., original_lines: _Optional[_Union[LineRange, _Mapping]] = ..., marker: _Optional[bool] = ...) -> None: ...

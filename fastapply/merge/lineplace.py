@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from fastapply.merge.anchor import Candidate, OriginalIndex, Region, order_regions, place_region
 from fastapply.merge.checks import FILE_CHECKS, REGION_CHECKS, LinePlan, RegionFit, defines_something, named_refusal
+from fastapply.merge.checks.region_blanks import new_item_against_next_item
 from fastapply.merge.checks.helpers import seam_copies
 from fastapply.merge.edge_lines import consume_back, consume_forward
 from fastapply.merge.result import (
@@ -166,8 +167,9 @@ class Variant:
     # paired with the next `if`'s, its opener read as an edit of the declaration above that `if`
     inserted: frozenset[tuple[int, str]] = frozenset()
     unanchored_at: tuple[tuple[int, str], ...] = ()  # (unanchored region, "start" | "end" of the lines it pairs)
-    # (region right after a marker wrap, "end" | "beside" | "before_last"): placed after the whole
-    # wrapped block, or before its last statement, instead of where its lines pair (wrap.py); "end"
+    # (region right after a marker wrap, "end" | "beside" | "before_last" | "replace_last"): placed
+    # after the whole wrapped block, or before its last statement, or in its place, instead of where
+    # its lines pair (wrap.py); "end"
     # reads lines it shows right after its closer that end the wrapped code as those lines, moved out
     # of the block, "beside" as new lines; (FINAL_WRAP, "before_last"): the snippet's final wrap
     # leaves its block's last statement out
@@ -185,6 +187,7 @@ class Variant:
                   for i, at in self.unanchored_at]
         parts += [(f"region {i + 1} after the wrapped code" if i >= 0 else "the snippet's last new block") +
                   {"before_last": ", its last statement left out of the block",
+                   "replace_last": ", in place of its last statement",
                    "beside": ", all its lines new"}.get(at, "")
                   for i, at in self.after_wrap]
         parts += [f"region {i + 1}'s blank line after its new code flipped" for i in sorted(self.separator_flipped)]
@@ -447,7 +450,7 @@ def _variants(regions: list[Region], orig: list[str], choice: list[Candidate | N
     out = [base]
     for i, (r, c) in enumerate(zip(regions, choice)):
         if _wrap_before(i, wrap) is not None:
-            out += [Variant(after_wrap=((i, at),)) for at in ("end", "beside", "before_last")]
+            out += [Variant(after_wrap=((i, at),)) for at in ("end", "beside", "before_last", "replace_last")]
         if c is None:
             out += [Variant(unanchored_at=((i, "start"),)), Variant(unanchored_at=((i, "end"),))]
             continue
@@ -595,12 +598,21 @@ def _separator_after(fit: RegionFit) -> list[str]:
 
 def _blank_if_new_code_meets(fit: RegionFit) -> list[str]:
     """One blank line, where the region's new definitions end right against original code (a
-    reading: the snippet did not write the separator the file has between definitions)."""
+    reading: the snippet did not write the separator the file has between definitions); as many
+    as the snippet set its new code off with, where that code is an item of its own
+    (`checks.new_item_against_next_item`)."""
     o = fit.orig
     if not fit.new_trail or is_blank(fit.new_trail[-1]) or fit.end >= len(o) or is_blank(o[fit.end]) or \
-            o[fit.end].strip() in CLOSERS or not defines_something(fit.new_trail, fit.lang):
+            o[fit.end].strip() in CLOSERS:
         return []
-    return [""]
+    if defines_something(fit.new_trail, fit.lang):
+        return [""]
+    if new_item_against_next_item(fit) is None:
+        return []
+    sep = 0
+    while sep < len(fit.trail) and is_blank(fit.trail[sep]):
+        sep += 1
+    return [""] * max(1, min(sep, sum(1 for x in o[fit.c.end + 1:fit.end] if is_blank(x))))
 
 
 def _opened_by_new_lines(earlier: list[Region], lead: list[str], orig: list[str]) -> int:

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from fastapply.markers import marker_flags
-from fastapply.merge.candidates import candidate_texts
+from fastapply.merge.candidates import candidate_texts, gap_texts
 from fastapply.merge.core import snippet_readings
 from fastapply.merge.lineplace import WRAP_HOW
 from fastapply.merge.result import Reading
@@ -50,6 +50,8 @@ def read_all(original: str, update: str, language: str | None, path: str | None 
     found = snippet_readings(original, update, language, path)
     found += [("cheapest placement" if i == 0 else f"placement {i + 1}", t)
               for i, t in enumerate(candidate_texts(original, update, limit=limit))]
+    found += [("placed in the gap its neighbours leave" if i == 0 else f"gap placement {i + 1}", t)
+              for i, t in enumerate(gap_texts(original, update))]
     out: list[Reading] = []
     twice: list[tuple[str, str]] = []
     seen = {original}

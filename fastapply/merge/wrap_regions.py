@@ -19,10 +19,18 @@ def after_wrapped_block(lines: list[str], orig: list[str], lo: int, hi: int, w: 
     """The region right after a marker wrap, as a reading: inserted where the wrapped code ends (the
     rest of its block; the region's later lines then pair with the original's from there, such as
     the function's `}`), or ("before_last") before that block's last statement, which stays after
-    the new block (`return rows`)."""
+    the new block (`return rows`), or ("replace_last") in place of that last statement (a retry
+    loop's new `if err == nil { return data, nil }` where `return data, err` stood)."""
     end = block_end(orig, lo, w.level, hi)
     if end <= lo:
         return "the wrapped code is empty"
+    if at == "replace_last":
+        last = last_statement(orig, lo, end, w.level)
+        if last is None or last <= lo:
+            return "the wrapped code has no last statement to replace"
+        stop, _ = consume_forward(lines, orig, end, hi)
+        stop = max(stop, end + _closing_suffix(lines, orig, end, hi))
+        return (last, stop, list(lines)), 0
     if at == "before_last":  # ("end" and "beside" place the region alike; apply_wraps tells them apart)
         last = last_statement(orig, lo, end, w.level)
         if last is None or last <= lo:

@@ -43,6 +43,7 @@ from fastapply.merge.checks.region_blanks import (
     blank_bounded_end,
     blank_bounded_start,
     blank_then_new_lines,
+    new_item_against_next_item,
     new_blank_lines_at_end,
     new_blank_lines_at_start,
     new_lines_after_blanks,
@@ -95,6 +96,7 @@ from fastapply.merge.checks.region_deletions import (
 # ... lines in another order than the original's.
 from fastapply.merge.checks.region_order import moved_across_opener, reordered_run
 # All regions placed, before the splice (LinePlan): what the markers, and the missing ones, say.
+from fastapply.merge.checks.plan_flow import new_code_after_kept_exit
 from fastapply.merge.checks.plan_markers import (
     changes_nothing,
     handler_rewritten_or_wrapped,
@@ -163,6 +165,7 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     new_lines_before_blanks,
     new_lines_after_blanks,
     blank_then_new_lines,
+    new_item_against_next_item,
     blank_bounded_end,
     blank_bounded_start,
     echoed_edge,
@@ -219,6 +222,7 @@ FILE_CHECKS: tuple[Callable[[LinePlan], str | None], ...] = (
     header_deleted_body_kept,
     reindented_copy_beside,
     edited_opener_before_marker,
+    new_code_after_kept_exit,
 )
 
 # A marker-free snippet's definitions matched to the original's by name (tree.py).

@@ -8,7 +8,10 @@ replace one? New lines bounded only by blank lines: do they replace the original
 from __future__ import annotations
 
 from fastapply.merge.checks.base import RegionFit
-from fastapply.merge.text import is_blank, is_import_line
+from fastapply.merge.checks.region_edges import defines_something
+from fastapply.merge.seams import opens_block
+from fastapply.merge.text import CLOSERS, indent_of, is_blank, is_import_line
+from fastapply.merge.unanchored import bracket_delta
 
 BLANK_BOUNDED_RUN = 2  # lines: an original run this short, up to a blank line, may be replaced by new lines
 
@@ -68,6 +71,42 @@ def blank_then_new_lines(fit: RegionFit) -> str | None:
         return (f"region {fit.i + 1}: its new lines start with a blank line where the original has one: "
                 "the same blank line, or another?")
     return None
+
+
+# Lines that belong to the item below them: a comment, a decorator, an attribute.
+_ATTACHED = ("#", "//", "/*", "*", "@", "--")
+
+
+def new_item_against_next_item(fit: RegionFit) -> str | None:
+    """The region ends, at a marker, with new lines the snippet set off by a blank line, and the
+    original goes on right there with the next item of a blank-separated run (an item of several
+    lines at the same depth: `it('…', () => {`, `function g() {`, `type T = ReturnType<`; or a
+    top-level line after the blank line: `type T = U`). A new definition gets the blank
+    line back after it (`lineplace._separator_after`); other new code (`const limit = 2;`) may be
+    an item of its own, which keeps a blank line before the next one, or the first lines of that
+    next item: the readings hold both (the flipped separator)."""
+    o, end, new = fit.orig, fit.end, [x for x in fit.new_trail if not is_blank(x)]
+    if not fit.region.marker_after or not new or is_blank(fit.new_trail[-1]) or end >= len(o) or \
+            end >= fit.next_start or is_blank(o[end]) or o[end].strip() in CLOSERS or not is_blank(o[end - 1]):
+        return None
+    if not fit.trail or not is_blank(fit.trail[0]) or indent_of(new[0]) != indent_of(o[end]) or \
+            not _item_of_lines(o, end, fit.lang) or new[0].lstrip().startswith(_ATTACHED) or \
+            sum(bracket_delta(x) for x in new) != 0 or opens_block(new[-1], fit.lang) or \
+            defines_something(fit.new_trail, fit.lang):
+        return None  # (an opener left open, `try {`, wraps what follows: no item of its own)
+    return (f"region {fit.i + 1} ends with new code set off by a blank line, right before the original's "
+            f"`{o[end].strip()[:40]}`: an item of its own (a blank line after it too), or the start of that one?")
+
+
+def _item_of_lines(orig: list[str], at: int, lang: str | None) -> bool:
+    """Line `at` starts an item of a blank-separated run: it opens a block, or the next line is
+    deeper (an item of several lines), or it stands at the top level (after a blank line there)."""
+    if opens_block(orig[at], lang):
+        return True
+    nxt = next((x for x in orig[at + 1:] if not is_blank(x)), None)
+    if nxt is not None and len(indent_of(nxt)) > len(indent_of(orig[at])):
+        return True
+    return not indent_of(orig[at])
 
 
 def blank_bounded_end(fit: RegionFit) -> str | None:
