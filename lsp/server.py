@@ -9,6 +9,19 @@ Commands (`workspace/executeCommand`), each with one argument object
   nothing, when the document changed meanwhile, when the result failed validation, or when the
   apply failed or was cancelled. Returns a summary (edits, changed lines, tokens/s, engine).
 - `fastapply.previewEdit`: same inputs; returns the merged text and a unified diff, edits nothing.
+- `fastapply.applyReading` `{"uri", "version": int, "reading": int, "text"?: str}`: applies one of the
+  readings of the document's last refusal (1-based, as the refusal numbered them), through the same
+  versioned WorkspaceEdit of minimal edits and the same stale-document guard as applyEdit.
+
+A refusal (the structural merge was unsure) is the command's error whose `message` starts with a
+one-line hint (what to resend) and whose `data` holds `fastapply.refusal.payload` (`hint`, `hints`,
+`reasons`, `readings` [{index, how, original_lines, reading_lines, diff, text}], `texts_omitted`)
+beside `reason` ("refused"), `uri` and `version` (the document version the merge read). The server
+keeps the last refusal's readings per document until the document changes or closes, so a client
+may send only the index; after a change `fastapply.applyReading` refuses (CONTENT_MODIFIED) and
+applies nothing. Where the readings' whole files and diffs pass `--max-refusal-bytes` (default
+`REFUSAL_MAX_BYTES`, 4 MiB) the texts are left out (`text` null, `texts_omitted` true); the diffs
+against the document still rebuild every file, and the server still holds the texts.
 
 Long applies report `$/progress` (server-created via `window/workDoneProgress/create` when the
 client supports it, or the client's own `workDoneToken`); `$/cancelRequest` or a progress cancel
@@ -41,12 +54,22 @@ from pygls.protocol.language_server import lsp_method
 
 from fastapply.api import DEFAULT_ENGINE, ENGINES, Applier, ApplyError, ApplyRequest, ApplyResult, ErrorCode, TextDelta
 from fastapply.cli_common import draft_model_option
+from fastapply.merge import structural_merge
+from fastapply.refusal import context_hints, payload
 from lsp.edits import changed_lines, minimal_edits, normalize_encoding, unified_diff
 
 log = logging.getLogger("fastapply.lsp")
 
 APPLY_COMMAND = "fastapply.applyEdit"
 PREVIEW_COMMAND = "fastapply.previewEdit"
+APPLY_READING_COMMAND = "fastapply.applyReading"
+
+# The most bytes of readings (whole files plus diffs) one refusal carries. Clients parse a message
+# whole (VS Code's JSON-RPC, Neovim's vim.json): a few MB is quick for both, and holds four
+# readings of a file of a few hundred KB with their diffs. Above it the texts are left out, never cut.
+REFUSAL_MAX_BYTES = 4 * 1024 * 1024  # 4 MiB
+
+STALE_READINGS = "the document changed since the readings were computed; apply the snippet again (nothing changed)"
 
 # JSON-RPC / LSP error codes
 INVALID_PARAMS = -32602
@@ -76,8 +99,9 @@ class CommandFailed(JsonRpcException):
     """A command error that reaches the client as the response's error (code, message, data)."""
 
     def __init__(self, message: str, code: int = REQUEST_FAILED, reason: str = "failed",
-                 reasons: list[str] | None = None):
-        super().__init__(message=message, code=code, data={"reason": reason, "reasons": list(reasons or [])})
+                 reasons: list[str] | None = None, data: dict | None = None):
+        super().__init__(message=message, code=code,
+                         data={"reason": reason, "reasons": list(reasons or []), **(data or {})})
 
 
 class FastApplyProtocol(LanguageServerProtocol):
@@ -102,17 +126,41 @@ class ApplyArgs:
     language: str | None = None
 
 
+@dataclass
+class ReadingArgs:
+    uri: str
+    version: int
+    reading: int  # 1-based, as the refusal numbered them
+    text: str | None  # the reading's whole file, when the client has it: must be the kept one
+
+
+@dataclass
+class KeptReadings:
+    """The last refusal with readings on one document: what `fastapply.applyReading` applies."""
+
+    version: int | None  # the document version the merge read
+    original: str  # ... and its text
+    readings: list[tuple[str, str]]  # (how, whole file), best first; [] once the document changed
+
+    @property
+    def stale(self) -> bool:
+        return not self.readings
+
+
 class FastApplyServer(LanguageServer):
     """The language server over "an Applier": `fastapply.api.Applier` (in process) or
     `fastapply.remote.RemoteApplier` (a gRPC server); it only needs `apply_stream`, `model_loaded`
     and `close`."""
 
-    def __init__(self, applier: Applier, engine: str = DEFAULT_ENGINE, progress_interval: float = 0.2):
+    def __init__(self, applier: Applier, engine: str = DEFAULT_ENGINE, progress_interval: float = 0.2,
+                 max_refusal_bytes: int = REFUSAL_MAX_BYTES):
         super().__init__("fastapply-lsp", _version(), protocol_cls=FastApplyProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.applier = applier
         self.default_engine = engine
         self.progress_interval = progress_interval
+        self.max_refusal_bytes = max_refusal_bytes
+        self.kept: dict[str, KeptReadings] = {}  # by unquoted uri, as pygls keys its documents
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fastapply-apply")
         self._cancel: dict[object, threading.Event] = {}
         self._all_cancel: set[threading.Event] = set()
@@ -133,10 +181,20 @@ class FastApplyServer(LanguageServer):
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
     def fail(self, message: str, code: int = REQUEST_FAILED, reason: str = "failed",
-             reasons: list[str] | None = None) -> CommandFailed:
+             reasons: list[str] | None = None, data: dict | None = None) -> CommandFailed:
         """Tell the user (showMessage) and build the command's error."""
         self.show(f"Fast Apply: {message}")
-        return CommandFailed(message, code, reason, reasons)
+        return CommandFailed(message, code, reason, reasons, data)
+
+    # -- readings kept for fastapply.applyReading -----------------------------------------------
+    def document_changed(self, uri: str) -> None:
+        """The readings no longer fit the document: keep only the fact that they were offered."""
+        kept = self.kept.get(unquote(uri))
+        if kept is not None and not kept.stale:
+            self.kept[unquote(uri)] = KeptReadings(kept.version, "", [])
+
+    def document_closed(self, uri: str) -> None:
+        self.kept.pop(unquote(uri), None)
 
     # -- the commands -------------------------------------------------------------------------
     def parse_args(self, args: tuple) -> ApplyArgs:
@@ -181,7 +239,7 @@ class FastApplyServer(LanguageServer):
         path = urlparse(a.uri).path if a.uri.startswith("file:") else None
         req = ApplyRequest(original=original, update=a.update, instruction=a.instruction,
                            path=unquote(path) if path else None, engine=a.engine, language=a.language)
-        result = await self._serve(req, a, edit)
+        result = await self._serve(req, a, edit, version)
 
         enc = self.workspace.position_encoding or "utf-16"
         edits = minimal_edits(original, result.merged, normalize_encoding(getattr(enc, "value", enc)))
@@ -193,13 +251,8 @@ class FastApplyServer(LanguageServer):
             return summary
 
         # The document may have changed while the engine ran: the edits would then be wrong.
-        now = self.workspace.text_documents.get(unquote(a.uri))
-        if now is None:
-            raise self.fail(f"{_short(a.uri)} was closed during the apply; nothing changed",
-                            CONTENT_MODIFIED, "document_closed")
-        if now.version != version or now.source != original:
-            raise self.fail(f"{_short(a.uri)} changed during the apply (version {version} -> {now.version}); "
-                            "nothing changed, run it again", CONTENT_MODIFIED, "stale")
+        self.check_unchanged(a.uri, version, original, " changed during the apply (version {old} -> {new}); "
+                             "nothing changed, run it again")
 
         if not edits:
             summary.update(applied=True, message=f"Fast Apply: {_short(a.uri)} unchanged ({result.engine})")
@@ -209,7 +262,17 @@ class FastApplyServer(LanguageServer):
         summary["message"] = _summary_line(summary)
         return summary
 
-    async def _serve(self, req: ApplyRequest, a: ApplyArgs, edit: bool) -> ApplyResult:
+    def check_unchanged(self, uri: str, version: int | None, original: str, changed: str) -> None:
+        """The stale-document guard: raise (CONTENT_MODIFIED) unless `uri` is still `version` with
+        text `original`. `changed` is the message's tail, with `{old}`/`{new}` versions."""
+        now = self.workspace.text_documents.get(unquote(uri))
+        if now is None:
+            raise self.fail(f"{_short(uri)} was closed meanwhile; nothing changed", CONTENT_MODIFIED,
+                            "document_closed")
+        if now.version != version or now.source != original:
+            raise self.fail(_short(uri) + changed.format(old=version, new=now.version), CONTENT_MODIFIED, "stale")
+
+    async def _serve(self, req: ApplyRequest, a: ApplyArgs, edit: bool, version: int | None) -> ApplyResult:
         """The applier's result, with progress and cancellation; every failure becomes the command's error."""
         cancel = threading.Event()
         msg_id = self.protocol.msg_id
@@ -221,6 +284,8 @@ class FastApplyServer(LanguageServer):
             await progress.begin("Fast Apply" if edit else "Fast Apply: preview", f"{_short(a.uri)} ({a.engine})")
             result = await self._apply(req, cancel, progress)
         except ApplyError as e:
+            if e.code == ErrorCode.REFUSED:
+                raise await self._refused(req, a.uri, version, e) from None
             msg = "cancelled; nothing changed" if e.code == ErrorCode.CANCELLED else f"{e.message}; nothing changed"
             raise self.fail(msg, ERROR_CODES[e.code], e.code.value, e.reasons) from None
         except Exception as e:  # an engine bug must not take the server down, nor half-apply
@@ -238,6 +303,73 @@ class FastApplyServer(LanguageServer):
         if cancel.is_set():
             raise self.fail("cancelled; nothing changed", REQUEST_CANCELLED, "cancelled")
         return result
+
+    async def _refused(self, req: ApplyRequest, uri: str, version: int | None, e: ApplyError) -> CommandFailed:
+        """A refusal as the command's error: the hint first, the readings in `data`; the readings kept."""
+        loop = asyncio.get_running_loop()
+        body = await loop.run_in_executor(self.executor, refusal_payload, req, e, self.max_refusal_bytes)
+        if e.readings:
+            self.kept[unquote(uri)] = KeptReadings(version, req.original, list(e.readings))
+        else:
+            self.kept.pop(unquote(uri), None)
+        # The message's first line is the hint (the applier's message may already start with it).
+        message = e.message if e.message.startswith(body["hint"]) else f"{body['hint']}\n{e.message}"
+        return self.fail(f"{message}; nothing changed", ERROR_CODES[e.code], e.code.value, e.reasons,
+                         {**body, "uri": uri, "version": version})
+
+    # -- fastapply.applyReading -------------------------------------------------------------------
+    def parse_reading_args(self, args: tuple) -> ReadingArgs:
+        if len(args) != 1 or not isinstance(args[0], dict):
+            raise self.fail("expected one argument {uri, version, reading, text?}", INVALID_PARAMS,
+                            "invalid_argument")
+        a = args[0]
+        uri, version, reading, text = a.get("uri"), a.get("version"), a.get("reading"), a.get("text")
+        if not isinstance(uri, str) or not uri:
+            raise self.fail("argument 'uri' (a string) is missing", INVALID_PARAMS, "invalid_argument")
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise self.fail("argument 'version' (the refusal's document version, an integer) is missing",
+                            INVALID_PARAMS, "invalid_argument")
+        if not isinstance(reading, int) or isinstance(reading, bool):
+            raise self.fail("argument 'reading' (the reading's index, from 1) is missing", INVALID_PARAMS,
+                            "invalid_argument")
+        if text is not None and not isinstance(text, str):
+            raise self.fail("argument 'text' must be a string", INVALID_PARAMS, "invalid_argument")
+        unknown = sorted(set(a) - {"uri", "version", "reading", "text"})
+        if unknown:
+            raise self.fail(f"unknown argument(s): {', '.join(unknown)}", INVALID_PARAMS, "invalid_argument")
+        return ReadingArgs(uri, version, reading, text)
+
+    async def apply_reading(self, args: tuple) -> dict:
+        """Apply reading `reading` of the document's last refusal, if the document is still the one
+        the readings were computed on; else nothing, and the error says so."""
+        started = time.perf_counter()
+        a = self.parse_reading_args(args)
+        doc = self.document(a.uri)
+        kept = self.kept.get(unquote(a.uri))
+        if kept is None:
+            raise self.fail(f"no readings are kept for {_short(a.uri)}: run fastapply.applyEdit first (a refusal "
+                            "offers them)", INVALID_PARAMS, "no_readings")
+        if kept.stale or a.version != kept.version:
+            raise self.fail(f"{_short(a.uri)}: {STALE_READINGS}", CONTENT_MODIFIED, "stale")
+        if not 1 <= a.reading <= len(kept.readings):
+            raise self.fail(f"argument 'reading' must be 1 to {len(kept.readings)}, not {a.reading}", INVALID_PARAMS,
+                            "invalid_argument")
+        how, text = kept.readings[a.reading - 1]
+        if a.text is not None and a.text != text:
+            raise self.fail(f"{_short(a.uri)}: the reading sent is not reading {a.reading} of the last refusal "
+                            "(a later apply replaced it); nothing changed, apply the snippet again",
+                            CONTENT_MODIFIED, "stale")
+        self.check_unchanged(a.uri, kept.version, kept.original, f": {STALE_READINGS} (version {{old}} -> {{new}})")
+        original = doc.source
+        enc = self.workspace.position_encoding or "utf-16"
+        edits = minimal_edits(original, text, normalize_encoding(getattr(enc, "value", enc)))
+        if edits:
+            await self._send_edit(a.uri, kept.version, edits)  # the client's didChange then marks them stale
+        summary = _reading_summary(a.uri, original, text, edits, kept.version, started)
+        summary.update(reading=a.reading, how=how)
+        summary["message"] = f"Fast Apply: reading {a.reading} ({how}) applied to {_short(a.uri)}: " + \
+            f"{len(edits)} edit(s), -{summary['linesRemoved']}/+{summary['linesAdded']} lines"
+        return summary
 
     async def _send_edit(self, uri: str, version: int | None, edits) -> None:
         """Ask the client to apply the edits (`workspace/applyEdit`); a failure or refusal is the command's error."""
@@ -358,6 +490,36 @@ def _summary(uri: str, original: str, result: ApplyResult, edits: list, version:
     }
 
 
+def _reading_summary(uri: str, original: str, text: str, edits: list, version: int | None,
+                     started: float) -> dict:
+    """fastapply.applyReading's result: the shape of applyEdit's, with no engine at work."""
+    removed, added = changed_lines(original, text)
+    return {"uri": uri, "applied": True, "engine": "reading", "language": None, "edits": len(edits),
+            "linesRemoved": removed, "linesAdded": added, "changedLines": max(removed, added) if edits else 0,
+            "outputTokens": 0, "forwardPasses": 0, "tokensPerSecond": 0.0,
+            "seconds": round(time.perf_counter() - started, 3), "version": version, "findings": []}
+
+
+def refusal_payload(req: ApplyRequest, e: ApplyError, max_bytes: int | None = REFUSAL_MAX_BYTES) -> dict:
+    """The structured refusal (`fastapply.refusal.payload`). The hints are the applier's; one that
+    gave none (a remote server of an older version) gets them from the structural merge here."""
+    hint, hints = e.hint, e.hints
+    if hint is None:
+        hints = _hints(req, e)
+    return payload(req.original, req.update, e.reasons, e.readings, hints=hints, hint=hint, max_bytes=max_bytes)
+
+
+def _hints(req: ApplyRequest, e: ApplyError) -> list:
+    def merge(original: str, update: str) -> str | None:
+        return structural_merge(original, update, req.language, req.path).text
+
+    try:
+        return context_hints(req.original, req.update, [text for _, text in e.readings], merge)
+    except Exception:  # a hint is a help: without one the refusal still stands, with its readings
+        log.exception("computing the refusal's hints failed")
+        return []
+
+
 def _summary_line(s: dict, preview: bool = False) -> str:
     what = "preview" if preview else "applied"
     speed = f", {s['tokensPerSecond']:.0f} tok/s" if s.get("outputTokens") else ""
@@ -380,8 +542,9 @@ def _not_a_command_failure(record: logging.LogRecord) -> bool:
     return not isinstance(exc, CommandFailed)
 
 
-def build_server(applier: Applier, engine: str = DEFAULT_ENGINE) -> FastApplyServer:
-    server = FastApplyServer(applier, engine)
+def build_server(applier: Applier, engine: str = DEFAULT_ENGINE,
+                 max_refusal_bytes: int = REFUSAL_MAX_BYTES) -> FastApplyServer:
+    server = FastApplyServer(applier, engine, max_refusal_bytes=max_refusal_bytes)
     json_rpc_log = logging.getLogger("pygls.protocol.json_rpc")
     if _not_a_command_failure not in json_rpc_log.filters:
         json_rpc_log.addFilter(_not_a_command_failure)
@@ -393,6 +556,19 @@ def build_server(applier: Applier, engine: str = DEFAULT_ENGINE) -> FastApplySer
     @server.command(PREVIEW_COMMAND)
     async def preview_edit(ls: FastApplyServer, *args):
         return await ls.run_command(args, edit=False)
+
+    @server.command(APPLY_READING_COMMAND)
+    async def apply_reading(ls: FastApplyServer, *args):
+        return await ls.apply_reading(args)
+
+    # pygls updates the document first, then calls these.
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def on_change(ls: FastApplyServer, params: types.DidChangeTextDocumentParams):
+        ls.document_changed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def on_close(ls: FastApplyServer, params: types.DidCloseTextDocumentParams):
+        ls.document_closed(params.text_document.uri)
 
     @server.feature(types.SHUTDOWN)
     def on_shutdown(ls: FastApplyServer, *args):
@@ -417,6 +593,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="forward applies to a fastapply gRPC server instead of running the engine here")
     p.add_argument("--token-env", default="FASTAPPLY_TOKEN",
                    help="environment variable holding the gRPC server's token (default FASTAPPLY_TOKEN)")
+    p.add_argument("--max-refusal-bytes", type=int, default=REFUSAL_MAX_BYTES, metavar="N",
+                   help="most bytes of readings (whole files + diffs) a refusal carries; above it the whole "
+                        "files are left out and the diffs sent (default 4 MiB)")
     p.add_argument("--log-file", default=None, help="write logs here (stderr by default)")
     p.add_argument("--log-level", default="WARNING")
     return p
@@ -440,7 +619,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"fastapply-lsp: error: {e.message}", file=sys.stderr)
             return 1
         applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype, backend_options=options)
-    server = build_server(applier, args.engine)
+    server = build_server(applier, args.engine, args.max_refusal_bytes)
     try:
         if args.tcp is not None:
             server.start_tcp(args.host, args.tcp)

@@ -417,3 +417,233 @@ async def test_remote_wrong_token(grpc_server):
     finally:
         await c.shutdown_session()
         await c.stop()
+
+
+# -- a refusal as a choice: its readings in the error's data, fastapply.applyReading applies one ------
+
+JUDGED = ROOT / "examples" / "judged"  # a body wrapped in try/except: the merge refuses with 4 readings
+
+
+def judged() -> tuple[str, str]:
+    return (JUDGED / "rows.py").read_text(), (JUDGED / "update.py").read_text()
+
+
+def judged_readings() -> list[tuple[str, str]]:
+    from fastapply.merge import structural_merge
+
+    original, update = judged()
+    return [(r.how, r.text) for r in structural_merge(original, update, None, "rows.py").readings]
+
+
+async def refuse(client: LanguageClient, uri: str, command: str = "fastapply.applyEdit") -> JsonRpcException:
+    """Open the judged example at `uri` and apply its snippet: the error of the refusal."""
+    original, update = judged()
+    client.docs.open(uri, original)
+    with pytest.raises(JsonRpcException) as err:
+        await execute(client, command, uri=uri, update=update)
+    return err.value
+
+
+async def apply_reading(client: LanguageClient, **arg):
+    return await execute(client, "fastapply.applyReading", **arg)
+
+
+async def test_refusal_carries_the_readings(client: LanguageClient):
+    uri = "file:///tmp/refused.py"
+    err = await refuse(client, uri)
+    data, expected = err.data, judged_readings()
+    assert len(expected) == 4 and err.code == -32803
+    assert data["reason"] == "refused" and data["uri"] == uri and data["version"] == 1
+    assert err.message.split("\n")[0] == data["hint"] and data["hint"].startswith("Resend")
+    assert data["reasons"] and data["texts_omitted"] is False
+    assert [(r["index"], r["how"], r["text"]) for r in data["readings"]] == [
+        (i, how, text) for i, (how, text) in enumerate(expected, 1)]
+    for r in data["readings"]:
+        assert r["diff"].startswith(f"--- original\n+++ reading {r['index']}\n")
+        first, last = r["reading_lines"]
+        assert 1 <= first <= last + 1 <= len(r["text"].splitlines()) + 1
+    assert not client.docs.edits_seen and client.docs.text[uri] == judged()[0]
+    assert any(m.startswith("Fast Apply: " + data["hint"]) for m in messages(client))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+async def test_apply_reading_gives_that_reading(client: LanguageClient, k: int):
+    uri = f"file:///tmp/reading{k}.py"
+    err = await refuse(client, uri)
+    summary = await apply_reading(client, uri=uri, version=err.data["version"], reading=k)
+    want = judged_readings()[k - 1][1]
+    assert client.docs.text[uri] == want
+    assert summary["applied"] is True and summary["reading"] == k and summary["edits"] >= 1
+    (params,) = client.docs.edits_seen
+    change = params.edit.document_changes[0]
+    assert change.text_document.version == 1 and len(change.edits) == summary["edits"]
+    # applied once: the document changed, the readings are gone
+    with pytest.raises(JsonRpcException) as again:
+        await apply_reading(client, uri=uri, version=1, reading=k)
+    assert again.value.code == -32801 and client.docs.text[uri] == want
+
+
+async def test_apply_reading_with_its_text(client: LanguageClient):
+    uri = "file:///tmp/reading_text.py"
+    err = await refuse(client, uri)
+    other = err.data["readings"][0]["text"]
+    with pytest.raises(JsonRpcException) as wrong:  # not reading 2's text: from another refusal
+        await apply_reading(client, uri=uri, version=1, reading=2, text=other)
+    assert wrong.value.code == -32801 and "not reading 2" in wrong.value.message
+    assert client.docs.text[uri] == judged()[0] and not client.docs.edits_seen
+    await apply_reading(client, uri=uri, version=1, reading=2, text=err.data["readings"][1]["text"])
+    assert client.docs.text[uri] == judged_readings()[1][1]
+
+
+async def test_apply_reading_after_the_document_changed(client: LanguageClient):
+    """The user typed while the choice was open: nothing applied, and the error says why."""
+    uri = "file:///tmp/reading_stale.py"
+    await refuse(client, uri)
+    client.docs.change_range(uri, (0, 0), (0, 0), "# typed\n")
+    typed = client.docs.text[uri]
+    with pytest.raises(JsonRpcException) as err:
+        await apply_reading(client, uri=uri, version=1, reading=1)
+    assert err.value.code == -32801 and err.value.data["reason"] == "stale"
+    assert "the document changed since the readings were computed; apply the snippet again" in err.value.message
+    assert not client.docs.edits_seen and client.docs.text[uri] == typed
+    assert any("changed since the readings were computed" in m for m in messages(client))
+
+
+async def test_apply_reading_after_undoing_the_change(client: LanguageClient):
+    """The same text again, at a later version, is still not the document the readings were read on."""
+    uri = "file:///tmp/reading_undo.py"
+    original = judged()[0]
+    await refuse(client, uri)
+    client.docs.change_full(uri, "# typed\n" + original)
+    client.docs.change_full(uri, original)
+    with pytest.raises(JsonRpcException) as err:
+        await apply_reading(client, uri=uri, version=1, reading=1)
+    assert err.value.code == -32801 and not client.docs.edits_seen
+
+
+async def test_preview_refusal_keeps_the_readings_too(client: LanguageClient):
+    uri = "file:///tmp/reading_preview.py"
+    err = await refuse(client, uri, "fastapply.previewEdit")
+    assert len(err.data["readings"]) == 4 and not client.docs.edits_seen
+    await apply_reading(client, uri=uri, version=1, reading=3)
+    assert client.docs.text[uri] == judged_readings()[2][1]
+
+
+async def test_closing_the_document_drops_the_readings(client: LanguageClient):
+    uri = "file:///tmp/reading_closed.py"
+    await refuse(client, uri)
+    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+    client.docs.open(uri, judged()[0])  # reopened: version 1 again, and no readings
+    with pytest.raises(JsonRpcException) as err:
+        await apply_reading(client, uri=uri, version=1, reading=1)
+    assert err.value.code == -32602 and "no readings are kept" in err.value.message
+
+
+@pytest.mark.parametrize("arg, expect", [
+    ({"version": 1, "reading": 1}, "'uri'"),
+    ({"uri": "file:///tmp/reading_args.py", "reading": 1}, "'version'"),
+    ({"uri": "file:///tmp/reading_args.py", "version": 1}, "'reading'"),
+    ({"uri": "file:///tmp/reading_args.py", "version": 1, "reading": 0}, "must be 1 to 4"),
+    ({"uri": "file:///tmp/reading_args.py", "version": 1, "reading": 5}, "must be 1 to 4"),
+    ({"uri": "file:///tmp/reading_args.py", "version": 1, "reading": 1, "text": 3}, "'text'"),
+    ({"uri": "file:///tmp/reading_args.py", "version": 1, "reading": 1, "colour": "red"}, "unknown argument"),
+    ({"uri": "file:///tmp/never-opened.py", "version": 1, "reading": 1}, "not open"),
+])
+async def test_apply_reading_bad_arguments(client: LanguageClient, arg, expect):
+    uri = "file:///tmp/reading_args.py"
+    if uri not in client.docs.text:
+        await refuse(client, uri)
+    with pytest.raises(JsonRpcException) as err:
+        await apply_reading(client, **arg)
+    assert err.value.code == -32602 and expect in err.value.message
+    assert not client.docs.edits_seen and client.docs.text[uri] == judged()[0]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def small_limit():
+    """A server whose clients take small messages: the readings' whole files are left out."""
+    c = await ClientServerConfig(server_command=SERVER + ["--max-refusal-bytes", "2000"],
+                                 client_factory=make_client).start()
+    await c.initialize_session(types.InitializeParams(capabilities=capabilities(), root_uri="file:///tmp"))
+    yield c
+    await c.shutdown_session()
+    await c.stop()
+
+
+async def test_texts_left_out_over_the_limit(small_limit: LanguageClient):
+    import difflib
+
+    uri = "file:///tmp/reading_small.py"
+    err = await refuse(small_limit, uri)
+    data, original = err.data, judged()[0]
+    assert data["texts_omitted"] is True and all(r["text"] is None for r in data["readings"])
+    for r, (_, text) in zip(data["readings"], judged_readings()):  # the diffs still say what each file is
+        want = "".join(difflib.unified_diff(original.splitlines(True), text.splitlines(True), "original",
+                                            f"reading {r['index']}", n=3))
+        assert r["diff"] == want
+    await apply_reading(small_limit, uri=uri, version=1, reading=2)  # the server kept the texts
+    assert small_limit.docs.text[uri] == judged_readings()[1][1]
+
+
+# An applier that refuses as an older or remote one may: no hint of its own, the structural
+# merge's readings (or none, when the instruction says so).
+REFUSING_SERVER = r'''
+import sys
+from fastapply.api import ApplyError
+from fastapply.merge import structural_merge
+from lsp.server import build_server
+
+class RefusingApplier:
+    model_loaded = True
+    def apply_stream(self, req, should_stop=None):
+        merge = structural_merge(req.original, req.update, req.language, req.path)
+        readings = [] if req.instruction == "no readings" else [(r.how, r.text) for r in merge.readings]
+        raise ApplyError("refused", "refused for the test", merge.reasons or ["no reason"], readings)
+        yield
+    def close(self):
+        pass
+
+build_server(RefusingApplier(), "structural").start_io(sys.stdin.buffer, sys.stdout.buffer)
+'''
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def refusing():
+    c = await ClientServerConfig(server_command=[sys.executable, "-c", REFUSING_SERVER],
+                                 client_factory=make_client).start()
+    await c.initialize_session(types.InitializeParams(capabilities=capabilities(), root_uri="file:///tmp"))
+    yield c
+    await c.shutdown_session()
+    await c.stop()
+
+
+async def test_a_refusal_without_readings(refusing: LanguageClient):
+    uri = "file:///tmp/no_readings.py"
+    original, update = judged()
+    refusing.docs.open(uri, original)
+    with pytest.raises(JsonRpcException) as err:
+        await execute(refusing, "fastapply.applyEdit", uri=uri, update=update, instruction="no readings")
+    data = err.value.data
+    assert data["readings"] == [] and data["hints"] == [] and data["reason"] == "refused"
+    assert err.value.message.split("\n")[0] == data["hint"] and "refused for the test" in err.value.message
+    with pytest.raises(JsonRpcException) as none:
+        await apply_reading(refusing, uri=uri, version=1, reading=1)
+    assert none.value.code == -32602 and "no readings are kept" in none.value.message
+    assert refusing.docs.text[uri] == original and not refusing.docs.edits_seen
+
+
+async def test_hints_computed_where_the_applier_sent_none(refusing: LanguageClient):
+    """The server's own hints equal those the in-process applier gives with its refusal."""
+    from fastapply.api import Applier, ApplyError, ApplyRequest
+
+    uri = "file:///tmp/rows.py"
+    original, update = judged()
+    with pytest.raises(ApplyError) as own:
+        list(Applier().apply_stream(ApplyRequest(original=original, update=update, engine="structural",
+                                                 path="/tmp/rows.py")))
+    refusing.docs.open(uri, original)
+    with pytest.raises(JsonRpcException) as err:
+        await execute(refusing, "fastapply.applyEdit", uri=uri, update=update)
+    data = err.value.data
+    assert data["hint"] == own.value.hint and data["hints"] == [h.to_dict() for h in own.value.hints]
+    assert len(data["readings"]) == 4

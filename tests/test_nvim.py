@@ -31,6 +31,26 @@ def server_binary() -> str:
     return str(script)
 
 
+def judged_manifest(tmp_path: Path) -> Path:
+    """examples/judged (the merge refuses with 4 readings) and its readings, for the choice's test."""
+    from fastapply.api import Applier, ApplyError, ApplyRequest
+
+    judged = ROOT / "examples" / "judged"
+    original, update = (judged / "rows.py").read_text(), (judged / "update.py").read_text()
+    path = tmp_path / "rows.py"
+    path.write_text(original)
+    with pytest.raises(ApplyError) as refused:
+        list(Applier().apply_stream(ApplyRequest(original=original, update=update, engine="structural",
+                                                 path=str(path))))
+    readings = refused.value.readings
+    assert len(readings) >= 2, "examples/judged: expected a refusal with readings"
+    manifest = tmp_path / "judged.json"
+    manifest.write_text(json.dumps({"path": str(path), "original": original, "update": update,
+                                    "readings": [text for _, text in readings], "hows": [how for how, _ in readings],
+                                    "hint": refused.value.hint}))
+    return manifest
+
+
 def test_nvim_plugin_headless(tmp_path):
     nvim = nvim_binary()
     if nvim is None:
@@ -58,7 +78,7 @@ def test_nvim_plugin_headless(tmp_path):
     broken = tmp_path / "broken.py"
     broken.write_text("def f(:\n    ((((\n  x = [\n")
     env = dict(os.environ, FASTAPPLY_LSP=server_binary(), FASTAPPLY_CASES=str(manifest),
-               FASTAPPLY_BROKEN=str(broken), XDG_STATE_HOME=str(tmp_path / "state"),
+               FASTAPPLY_BROKEN=str(broken), FASTAPPLY_JUDGED=str(judged_manifest(tmp_path)), XDG_STATE_HOME=str(tmp_path / "state"),
                XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"))
     cmd = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "--cmd", f"set rtp^={PLUGIN}",
            "-l", str(PLUGIN / "tests" / "apply_spec.lua")]

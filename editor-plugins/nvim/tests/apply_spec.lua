@@ -4,6 +4,8 @@
 --     nvim --headless -u NONE -i NONE -n --cmd "set rtp^=editor-plugins/nvim" -l editor-plugins/nvim/tests/apply_spec.lua
 --
 -- FASTAPPLY_CASES is a JSON list of {path, update, expected, original}: each `path` holds the original.
+-- FASTAPPLY_JUDGED is a JSON {path, original, update, readings = {texts}, hows}: a snippet the
+-- structural merge refuses with those readings (computed by the Python side, independently).
 -- Prints "ok ..." / "FAIL ..." lines and exits 0 only when everything passed.
 
 local failures, passed = 0, 0
@@ -53,6 +55,99 @@ local function run_apply(cmd)
 end
 
 local cases = vim.json.decode(read(os.getenv("FASTAPPLY_CASES")))
+
+-- vim.ui.select, stubbed: `pick(items, opts, on_choice)` plays the user; what it was offered is kept.
+local pick = function(_, _, on_choice)
+  on_choice(nil, nil)
+end
+local offered = {}
+vim.ui.select = function(items, opts, on_choice)
+  local p = fa.reading_preview
+  table.insert(offered, {
+    items = items,
+    prompt = opts.prompt,
+    labels = vim.tbl_map(opts.format_item, items),
+    preview = p and vim.api.nvim_win_is_valid(p.win) and {
+      filetype = vim.bo[p.buf].filetype,
+      buftype = vim.bo[p.buf].buftype,
+      text = buf_text(p.buf),
+    } or nil,
+  })
+  pick(items, opts, on_choice)
+end
+
+local function preview_closed()
+  return fa.reading_preview == nil and #vim.tbl_filter(function(w)
+    return vim.bo[vim.api.nvim_win_get_buf(w)].filetype == "diff"
+  end, vim.api.nvim_list_wins()) == 0
+end
+
+-- A refused apply offers its readings: each one picked gives exactly that file; a pick after the
+-- buffer changed applies nothing and says so; cancel applies nothing.
+function choices_spec()
+  local judged = vim.json.decode(read(os.getenv("FASTAPPLY_JUDGED")))
+  vim.cmd.edit(vim.fn.fnameescape(judged.path))
+  local buf = vim.api.nvim_get_current_buf()
+  vim.fn.setreg("a", judged.update)
+  for k, want in ipairs(judged.readings) do
+    local n = #offered
+    pick = function(items, _, on_choice)
+      on_choice(items[k], k)
+    end
+    run_apply("FastApply")
+    wait_done("reading " .. k)
+    local o = offered[n + 1]
+    check(o ~= nil and #o.items == #judged.readings, "reading " .. k .. ": every reading offered")
+    check(buf_text(buf) == want, "reading " .. k .. ": the buffer equals reading " .. k)
+    if o then
+      check(o.labels[k]:find(judged.hows[k], 1, true) ~= nil and o.labels[k]:find(" — ") ~= nil,
+        "reading " .. k .. ": label has its how and first differing line: " .. o.labels[k])
+      check(o.prompt:find(judged.hint, 1, true) == 1,
+        "reading " .. k .. ": the prompt holds the hint: " .. o.prompt)
+      check(o.preview and o.preview.filetype == "diff" and o.preview.buftype == "nofile"
+        and o.preview.text:find("+++ reading " .. k, 1, true) ~= nil,
+        "reading " .. k .. ": a nofile diff preview while choosing")
+    end
+    check(preview_closed(), "reading " .. k .. ": the preview window is closed")
+    vim.cmd("silent undo")
+    check(buf_text(buf) == judged.original, "reading " .. k .. ": one undo restores the original")
+  end
+
+  -- the buffer edited while the choice is open: nothing applied, a clear message
+  local waiting
+  pick = function(items, _, on_choice)
+    waiting = function()
+      on_choice(items[1], 1)
+    end
+  end
+  run_apply("FastApply")
+  check(vim.wait(20000, function()
+    return waiting ~= nil
+  end, 10), "stale: the choice opened")
+  vim.api.nvim_buf_set_lines(buf, 0, 0, false, { "# typed while choosing" })
+  local typed = buf_text(buf)
+  local before = #messages
+  waiting()
+  wait_done("stale")
+  check(buf_text(buf) == typed, "stale: nothing applied")
+  local last = messages[#messages]
+  check(#messages == before + 1 and last.level == vim.log.levels.ERROR
+    and last.msg:find("changed since the readings were computed; apply the snippet again", 1, true) ~= nil,
+    "stale: one clear error message: " .. vim.inspect(last and last.msg))
+  check(preview_closed(), "stale: the preview window is closed")
+  vim.cmd("silent undo")
+
+  -- cancel: nothing applied
+  local tick = vim.api.nvim_buf_get_changedtick(buf)
+  pick = function(_, _, on_choice)
+    on_choice(nil, nil)
+  end
+  run_apply("FastApply")
+  wait_done("cancel")
+  check(buf_text(buf) == judged.original and vim.api.nvim_buf_get_changedtick(buf) == tick, "cancel: nothing applied")
+  check(messages[#messages].msg:find("no reading chosen") ~= nil, "cancel: says nothing changed")
+  check(preview_closed(), "cancel: the preview window is closed")
+end
 local ok_run, err = pcall(function()
   for i, case in ipairs(cases) do
     vim.cmd.edit(vim.fn.fnameescape(case.path))
@@ -134,12 +229,17 @@ local ok_run, err = pcall(function()
   tick = vim.api.nvim_buf_get_changedtick(broken)
   vim.fn.setreg("a", "def g():\n    return 1\n")
   local before = #messages
+  pick = function(_, _, on_choice)
+    on_choice(nil, nil) -- whatever readings it offers: none taken
+  end
   run_apply("FastApply")
   wait_done("failed apply")
   check(buf_text(broken) == broken_text and vim.api.nvim_buf_get_changedtick(broken) == tick, "failed apply changed nothing")
-  local last = messages[#messages]
-  check(#messages == before + 1 and last.level == vim.log.levels.ERROR and last.msg:find("does not parse") ~= nil,
-    "failed apply: one error message saying why: " .. vim.inspect(last and last.msg))
+  local failed = messages[before + 1]
+  check(failed and failed.level == vim.log.levels.ERROR and failed.msg:find("does not parse") ~= nil,
+    "failed apply: an error message saying why: " .. vim.inspect(failed and failed.msg))
+
+  choices_spec()
 
   -- An empty register is refused before asking the server.
   vim.fn.setreg("b", "")

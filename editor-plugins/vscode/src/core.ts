@@ -181,3 +181,161 @@ export const ErrorCodes = {
   ContentModified: -32801,
   RequestFailed: -32803,
 } as const;
+
+// -- a refusal's readings: a choice for the user ------------------------------------------------
+
+export const APPLY_READING_COMMAND = "fastapply.applyReading";
+
+/** One reading of a refused apply (`data.readings[i]` of the server's error; see fastapply/refusal.py). */
+export interface ReadingView {
+  index: number; // 1-based, best first
+  how: string;
+  original_lines: [number, number];
+  reading_lines: [number, number];
+  diff: string; // unified diff: the document the merge read -> this reading
+  text: string | null; // the whole file; null where the server left it out for size
+}
+
+/** A refused apply's error data, when it offers readings. */
+export interface Refusal {
+  uri: string;
+  version: number; // the document version the merge read
+  hint: string; // one line: what to resend
+  reasons: string[];
+  readings: ReadingView[];
+  texts_omitted: boolean;
+}
+
+/** The refusal a server error carries, when it offers readings to choose from; else undefined. */
+export function refusalOf(err: unknown): Refusal | undefined {
+  const data = err && typeof err === "object" ? (err as { data?: unknown }).data : undefined;
+  if (!data || typeof data !== "object") return undefined;
+  const r = data as Partial<Refusal>;
+  if (!Array.isArray(r.readings) || r.readings.length === 0 || typeof r.uri !== "string" ||
+    typeof r.version !== "number") {
+    return undefined;
+  }
+  return { uri: r.uri, version: r.version, hint: typeof r.hint === "string" ? r.hint : "",
+    reasons: Array.isArray(r.reasons) ? r.reasons : [], readings: r.readings, texts_omitted: !!r.texts_omitted };
+}
+
+// Python's str.splitlines (what the server's difflib split on), keeping the line ends.
+const PY_LINE = /[^\n\r\v\f\x1c-\x1e\x85\u2028\u2029]*(?:\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029])|[^\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+$/;
+const PY_LINES = new RegExp(PY_LINE.source, "g");
+const PY_LINE_AT = new RegExp(PY_LINE.source, "y");
+
+export function pyLines(text: string): string[] {
+  return text.match(PY_LINES) ?? [];
+}
+
+/** The line (split like Python's splitlines, with its end) that starts at `pos` of `text`. */
+function pyLineAt(text: string, pos: number): string {
+  PY_LINE_AT.lastIndex = pos;
+  return PY_LINE_AT.exec(text)?.[0] ?? "";
+}
+
+const HUNK = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@\n/;
+
+/** `text` patched by a unified diff as the server's difflib writes it (lines split like Python's
+ * splitlines; a last line with no line end runs into the next diff line). Throws if it does not fit. */
+export function applyUnifiedDiff(text: string, diff: string): string {
+  const old = pyLines(text);
+  const out: string[] = [];
+  let pos = diff.indexOf("\n", diff.indexOf("\n") + 1) + 1; // past "--- original\n+++ reading k\n"
+  let at = 0; // next old line to copy
+  while (pos < diff.length) {
+    const m = HUNK.exec(diff.slice(pos, pos + 200));
+    if (!m) throw new Error(`the diff does not fit the document (no hunk at offset ${pos})`);
+    pos += m[0].length;
+    const oldLen = m[2] === undefined ? 1 : Number(m[2]);
+    const newLen = m[4] === undefined ? 1 : Number(m[4]);
+    const start = oldLen === 0 ? Number(m[1]) : Number(m[1]) - 1;
+    out.push(...old.slice(at, start));
+    at = start;
+    let oldLeft = oldLen;
+    let newLeft = newLen;
+    while (oldLeft > 0 || newLeft > 0) {
+      const tag = diff[pos];
+      if (tag === " " || tag === "-") {
+        const line = old[at];
+        if (line === undefined || !diff.startsWith(line, pos + 1)) {
+          throw new Error(`the diff does not fit the document at line ${at + 1}`);
+        }
+        if (tag === " ") out.push(line);
+        pos += 1 + line.length;
+        at++;
+        oldLeft--;
+        if (tag === " ") newLeft--;
+      } else if (tag === "+") {
+        const line = pyLineAt(diff, pos + 1);
+        out.push(line);
+        pos += 1 + line.length;
+        newLeft--;
+      } else {
+        throw new Error(`the diff does not fit the document (unexpected ${JSON.stringify(tag)} at offset ${pos})`);
+      }
+    }
+  }
+  out.push(...old.slice(at));
+  return out.join("");
+}
+
+/** A reading's whole file: its text, or the document patched by its diff where the text was left out. */
+export function readingText(r: ReadingView, documentText: string): string {
+  return r.text ?? applyUnifiedDiff(documentText, r.diff);
+}
+
+/** The first line (1-based) where `text` differs from `base`, and its next lines there (trimmed, non-blank). */
+export function firstDifference(base: string, text: string, n = 2): { line: number; lines: string[] } {
+  const a = pyLines(base);
+  const b = pyLines(text);
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  const lines = b.slice(i).map((x) => x.trim()).filter((x) => x.length > 0).slice(0, n);
+  return { line: i + 1, lines };
+}
+
+export interface ReadingItem {
+  label: string;
+  description: string;
+  detail: string;
+  index: number; // the reading's 1-based index
+}
+
+/** Every reading's whole file (see `readingText`), in the refusal's order. */
+export function readingTexts(refusal: Refusal, documentText: string): string[] {
+  return refusal.readings.map((r) => readingText(r, documentText));
+}
+
+/** Quick pick items: each reading's `how`, and where it first differs: from the document (the
+ * best reading) or from the best reading (the others), so that the items tell the readings apart. */
+export function readingItems(refusal: Refusal, documentText: string,
+  texts = readingTexts(refusal, documentText)): ReadingItem[] {
+  return refusal.readings.map((r, i) => {
+    const d = firstDifference(i === 0 ? documentText : texts[0], texts[i]);
+    const what = d.lines.length > 0 ? d.lines.join(" ⏎ ") : "(the file ends here)";
+    return {
+      label: r.how,
+      description: i === 0 ? `reading ${r.index}, the merge's first` : `reading ${r.index}`,
+      detail: `${i === 0 ? "differs from the document" : "differs from reading 1"} at line ${d.line}: ${what}`,
+      index: r.index,
+    };
+  });
+}
+
+export interface ReadingArgument {
+  uri: string;
+  version: number;
+  reading: number;
+  text?: string;
+}
+
+/** `workspace/executeCommand` arguments for fastapply.applyReading: the refusal's document version
+ * (the server's stale guard) and the reading's index, with its text where the client holds it. */
+export function readingArguments(refusal: Refusal, index: number): ReadingArgument[] {
+  const r = refusal.readings.find((x) => x.index === index);
+  if (!r) throw new Error(`the refusal has no reading ${index}`);
+  const arg: ReadingArgument = { uri: refusal.uri, version: refusal.version, reading: index };
+  if (r.text !== null) arg.text = r.text;
+  return [arg];
+}

@@ -11,6 +11,10 @@
 --
 -- The server sends minimal text edits (workspace/applyEdit), so cursor, marks, extmarks, folds and
 -- undo history survive; a failed apply changes nothing and says why. Neovim >= 0.10.
+--
+-- A refused apply that offers readings (the snippet fits the file in several ways) becomes a choice:
+-- `vim.ui.select` over the readings, their diffs in a preview window; the chosen one is applied by
+-- the server (fastapply.applyReading), which refuses if the buffer changed meanwhile.
 
 local M = {}
 
@@ -28,6 +32,7 @@ M.config = {
   end,
 }
 
+M.reading_preview = nil -- { win, buf } of the readings' diff preview while a choice is open
 M.last = nil -- the summary of the last successful apply (edits, changedLines, tokensPerSecond, engine, ...)
 M.last_error = nil -- the message of the last failed apply
 M.pending = 0 -- applies in flight
@@ -157,6 +162,134 @@ local function arguments(bufnr, update, instruction)
   return { arg }
 end
 
+-- -- a refusal's readings: a choice ------------------------------------------------------------
+
+local function text_of(reading)
+  return type(reading.text) == "string" and reading.text or nil -- JSON null (vim.NIL): left out for size
+end
+
+--- The first line (1-based) where `text` differs from `base`, and that line (trimmed).
+local function first_difference(base, text)
+  local a = vim.split(base, "\n", { plain = true })
+  local b = vim.split(text, "\n", { plain = true })
+  local i = 1
+  while i <= #a and i <= #b and a[i] == b[i] do
+    i = i + 1
+  end
+  return i, vim.trim(b[i] or "")
+end
+
+--- The first changed line of a unified diff (past its headers), for readings sent without their text.
+local function first_diff_line(diff)
+  for _, line in ipairs(vim.split(diff, "\n", { plain = true })) do
+    if line:match("^[+-]") and not line:match("^%+%+%+ ") and not line:match("^%-%-%- ") then
+      return line
+    end
+  end
+  return ""
+end
+
+--- A label per reading: its `how` and where it first differs (from the buffer for the first
+--- reading, from the first reading for the others), so that the choices tell the readings apart.
+local function reading_labels(bufnr, readings)
+  local labels = {}
+  local best = text_of(readings[1])
+  for i, r in ipairs(readings) do
+    local text, where = text_of(r), nil
+    if text and i == 1 then
+      local line, what = first_difference(buffer_text(bufnr), text)
+      where = string.format("line %d: %s", line, what)
+    elseif text and best then
+      local line, what = first_difference(best, text)
+      where = string.format("vs 1, line %d: %s", line, what)
+    else
+      where = first_diff_line(r.diff)
+    end
+    labels[i] = string.format("%d. %s — %s", r.index, r.how, where)
+  end
+  return labels
+end
+
+--- A scratch window below holding every reading's diff against the buffer (`filetype=diff`).
+local function open_reading_preview(bufnr, readings)
+  local back = vim.api.nvim_get_current_win()
+  vim.cmd("botright new")
+  local win, buf = vim.api.nvim_get_current_win(), vim.api.nvim_get_current_buf()
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].swapfile = false
+  local lines = {}
+  for _, r in ipairs(readings) do
+    table.insert(lines, string.format("# reading %d: %s", r.index, r.how))
+    vim.list_extend(lines, vim.split((r.diff:gsub("\n$", "")), "\n", { plain = true }))
+  end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].filetype = "diff"
+  pcall(vim.api.nvim_buf_set_name, buf, "fastapply://readings/" .. vim.fn.fnamemodify(
+    vim.api.nvim_buf_get_name(bufnr), ":t") .. "#" .. buf)
+  vim.api.nvim_set_current_win(back)
+  return { win = win, buf = buf }
+end
+
+local function close_reading_preview()
+  local p = M.reading_preview
+  M.reading_preview = nil
+  if p and vim.api.nvim_win_is_valid(p.win) then
+    vim.api.nvim_win_close(p.win, true)
+  end
+end
+
+--- Offer the readings of a refusal (`data`: the error's data) with `vim.ui.select`; apply the chosen
+--- one through the server. `on_done(err, summary)` when it ends; cancel applies nothing.
+function M.choose_reading(bufnr, client, data, on_done)
+  local readings = data.readings
+  M.pending = M.pending + 1
+  local function finish(err, result)
+    M.pending = M.pending - 1
+    if on_done then
+      on_done(err, result)
+    end
+  end
+  close_reading_preview()
+  M.reading_preview = open_reading_preview(bufnr, readings)
+  local choices = {}
+  for i, label in ipairs(reading_labels(bufnr, readings)) do
+    choices[i] = { index = readings[i].index, label = label, text = text_of(readings[i]) }
+  end
+  vim.ui.select(choices, {
+    prompt = (data.hint or "") .. " Pick a reading to apply:",
+    kind = "fastapply.reading",
+    format_item = function(choice)
+      return choice.label
+    end,
+  }, function(choice)
+    close_reading_preview()
+    if not choice then
+      notify("Fast Apply: no reading chosen; nothing changed", vim.log.levels.INFO)
+      return finish("no reading chosen")
+    end
+    -- the text (where sent) lets the server check that it is this refusal's reading
+    local arg = { uri = data.uri, version = data.version, reading = choice.index, text = choice.text }
+    request(client, "workspace/executeCommand", { command = "fastapply.applyReading", arguments = { arg } },
+      function(err, result)
+        if err then
+          M.last_error = err.message or tostring(err)
+          notify("Fast Apply: " .. M.last_error, vim.log.levels.ERROR)
+          return finish(M.last_error)
+        end
+        M.last, M.last_error = result, nil
+        notify(result.message or "Fast Apply: done", vim.log.levels.INFO)
+        finish(nil, result)
+      end, bufnr)
+  end)
+end
+
+local function offers_readings(err)
+  local data = type(err) == "table" and err.data or nil
+  return type(data) == "table" and type(data.readings) == "table" and #data.readings > 0 and data.uri ~= nil
+end
+
 --- Apply `update` to buffer `bufnr`; `on_done(err, summary)` is called when it ends.
 function M.apply_text(bufnr, update, on_done, instruction)
   local client, msg = client_for(bufnr)
@@ -177,6 +310,9 @@ function M.apply_text(bufnr, update, on_done, instruction)
     if err then
       M.last_error = err.message or tostring(err)
       notify("Fast Apply failed: " .. M.last_error, vim.log.levels.ERROR)
+      if offers_readings(err) and vim.api.nvim_buf_is_valid(bufnr) then
+        return M.choose_reading(bufnr, client, err.data, on_done)
+      end
     else
       M.last, M.last_error = result, nil
       notify(result.message or "Fast Apply: done", vim.log.levels.INFO)

@@ -15,6 +15,7 @@ import * as core from "../core";
 const ROOT = path.resolve(__dirname, "../../../..");
 const SERVER = process.env.FASTAPPLY_LSP ?? path.join(ROOT, ".venv", "bin", "fastapply-lsp");
 const EVALS = process.env.FASTAPPLY_EVALS ?? path.join(ROOT, "..", "shared", "evals");
+const JUDGED = path.join(ROOT, "examples", "judged"); // the merge refuses with 4 readings
 const EXT: Record<string, string> = { python: "py", go: "go", rust: "rs", java: "java", typescript: "ts",
   javascript: "js", tsx: "tsx", jsx: "jsx" };
 
@@ -59,6 +60,19 @@ function unitTests(): Promise<void>[] {
       assert.strictEqual(core.applyTextEdits("a\n", [e(1, 0, 1, 0, "b\n")]), "a\nb\n");
       assert.strictEqual(core.applyTextEdits("ab", [e(0, 99, 5, 0, "!")]), "ab!");
       assert.throws(() => core.applyTextEdits("abc", [e(0, 0, 0, 2, ""), e(0, 1, 0, 3, "")]), /overlapping/);
+    }),
+    test("applyUnifiedDiff: difflib's diffs, a last line with no line end, CRLF, form feeds", () => {
+      const h = "--- original\n+++ reading 1\n";
+      assert.strictEqual(core.applyUnifiedDiff("a\nb", h + "@@ -1,2 +1,2 @@\n a\n-b+c"), "a\nc");
+      assert.strictEqual(core.applyUnifiedDiff("x\ny\n", h + "@@ -1,2 +1,2 @@\n x\n-y\n+z"), "x\nz");
+      assert.strictEqual(core.applyUnifiedDiff("a\r\nb\r\n", h + "@@ -1,2 +1,3 @@\n a\r\n+B\r\n b\r\n"), "a\r\nB\r\nb\r\n");
+      assert.strictEqual(core.applyUnifiedDiff("p\fq\n", h + "@@ -1,2 +1,2 @@\n p\f-q\n+r\n"), "p\fr\n");
+      assert.strictEqual(core.applyUnifiedDiff("", h + "@@ -0,0 +1 @@\n+new\n"), "new\n");
+      assert.strictEqual(core.applyUnifiedDiff("old\n", h + "@@ -1 +0,0 @@\n-old\n"), "");
+      const long = Array.from({ length: 30 }, (_, i) => `l${i}\n`).join("");
+      assert.strictEqual(core.applyUnifiedDiff(long, h + "@@ -2,3 +2,3 @@\n l1\n-l2\n+L2\n l3\n" +
+        "@@ -25,3 +25,2 @@\n l24\n-l25\n l26\n"), long.replace("l2\n", "L2\n").replace("l25\n", ""));
+      assert.throws(() => core.applyUnifiedDiff("other\nb\n", h + "@@ -1,2 +1,2 @@\n a\n-b\n+c\n"), /does not fit/);
     }),
     test("formatSummary / statusText", () => {
       const s: core.ApplySummary = { uri: "file:///w/a%20b.py", applied: true, engine: "speculative", edits: 2,
@@ -122,6 +136,26 @@ class Editor {
     return this.conn.sendRequest("workspace/executeCommand",
       { command, arguments: core.commandArguments(uri, update) }) as Promise<core.ApplySummary>;
   }
+
+  applyReading(refusal: core.Refusal, index: number): Promise<core.ApplySummary> {
+    return this.conn.sendRequest("workspace/executeCommand",
+      { command: core.APPLY_READING_COMMAND, arguments: core.readingArguments(refusal, index) }) as
+      Promise<core.ApplySummary>;
+  }
+
+  /** Open the judged example at `uri` and apply its snippet: the refusal the server answers. */
+  async refuse(uri: string): Promise<core.Refusal> {
+    this.open(uri, fs.readFileSync(path.join(JUDGED, "rows.py"), "utf8"), "python");
+    try {
+      await this.execute(core.APPLY_COMMAND, uri, fs.readFileSync(path.join(JUDGED, "update.py"), "utf8"));
+    } catch (err) {
+      const refusal = core.refusalOf(err);
+      assert.ok(refusal, `a refusal with readings, not ${core.errorMessage(err)}`);
+      assert.strictEqual(core.errorMessage(err).split("\n")[0], refusal.hint, "the message starts with the hint");
+      return refusal;
+    }
+    throw new Error("the judged example was merged: expected a refusal");
+  }
 }
 
 function readCases(): { id: string; language: string; original: string; update: string; expected: string }[] {
@@ -150,7 +184,7 @@ async function serverTests(): Promise<void> {
           general: { positionEncodings: ["utf-16"] },
         } }) as { capabilities: { executeCommandProvider?: { commands: string[] } } };
       assert.deepStrictEqual([...(res.capabilities.executeCommandProvider?.commands ?? [])].sort(),
-        [core.APPLY_COMMAND, core.PREVIEW_COMMAND]);
+        [core.APPLY_COMMAND, core.APPLY_READING_COMMAND, core.PREVIEW_COMMAND]);
       void conn.sendNotification("initialized", {});
     });
 
@@ -214,6 +248,37 @@ async function serverTests(): Promise<void> {
         ed.onProgressCreate = undefined;
       }
       assert.strictEqual(ed.docs.get(uri)!.text, "# typed meanwhile\ndef f():\n    return 1\n");
+    });
+
+    await test("a refusal offers its readings; the chosen one is applied", async () => {
+      const uri = "file:///vscode-test/rows.py";
+      const refusal = await ed.refuse(uri);
+      const original = ed.docs.get(uri)!.text;
+      assert.strictEqual(refusal.uri, uri);
+      assert.strictEqual(refusal.version, 1);
+      assert.strictEqual(refusal.readings.length, 4);
+      for (const r of refusal.readings) {
+        assert.strictEqual(core.applyUnifiedDiff(original, r.diff), r.text, `reading ${r.index}: its diff rebuilds it`);
+      }
+      const items = core.readingItems(refusal, original);
+      assert.deepStrictEqual(items.map((i) => i.label), refusal.readings.map((r) => r.how));
+      assert.ok(items.every((i) => /at line \d+: \S/.test(i.detail)), JSON.stringify(items.map((i) => i.detail)));
+      const before = ed.applied.length;
+      const summary = await ed.applyReading(refusal, 2);
+      assert.strictEqual(ed.docs.get(uri)!.text, refusal.readings[1].text);
+      assert.ok(summary.applied && summary.edits >= 1 && ed.applied.length === before + 1);
+    });
+
+    await test("a reading chosen after the document changed is refused, nothing applied", async () => {
+      const uri = "file:///vscode-test/rows-stale.py";
+      const refusal = await ed.refuse(uri);
+      const typed = "# typed while the choice was open\n" + ed.docs.get(uri)!.text;
+      ed.change(uri, typed);
+      const before = ed.applied.length;
+      await assert.rejects(ed.applyReading(refusal, 1), (err: { code: number; message: string }) =>
+        err.code === core.ErrorCodes.ContentModified && /changed since the readings were computed/.test(err.message));
+      assert.strictEqual(ed.docs.get(uri)!.text, typed);
+      assert.strictEqual(ed.applied.length, before);
     });
 
     await test("bad arguments and unknown documents are invalid params", async () => {
