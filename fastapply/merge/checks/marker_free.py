@@ -61,7 +61,10 @@ def attributes_left_out_beside_shown(m: DefinitionMatch) -> str | None:
 
 def partial_with_changed_header(d: ShownDefinition) -> str | None:
     """A class shown with only some of its members (the others stay) whose header differs from the
-    original's: an edit of the class, or another one?"""
+    original's: an edit of the class, or another one? A class or `describe` shown with every
+    member, some renamed in place (the same place, every line the same but one, like the
+    original's: `ShownDefinition._renamed_in_place`), is shown whole, not partially beside new
+    members."""
     if d.partial and d.u_lines[d.u.node_start].strip() != d.orig[d.o.node_start].strip():
         return f"`{d.u.name}` is shown partially with a changed header"
     return None

@@ -78,7 +78,10 @@ def closing_brace_off_indent(m: ShownMember) -> str | None:
 
 
 def member_not_shown_to_its_end(m: ShownMember) -> str | None:
-    """E.g. a Python def followed by a marker: it may go on in the original."""
+    """A member the snippet does not show to its end: a Python `def` followed by a marker may go on
+    in the original, and so may any member followed by a marker indented deeper than its header
+    (still inside it). A member is shown to its end when the next item is another member, or, in a
+    brace language, when its last line is its `}`."""
     u, upd = m.u, m.upd
     nxt = m.next_item[0] if m.next_item is not None else None
     closed = nxt == "def" or (m.brace and upd[u.end].strip()[:1] == "}")

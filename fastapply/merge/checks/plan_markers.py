@@ -23,12 +23,14 @@ def changes_nothing(plan: LinePlan) -> str | None:
     belong elsewhere (two swapped lines shown without context read as the original's order). An
     edit already applied is the exception: when every region occurs once in the original, verbatim
     (at the indentation it is written with), there is nowhere else it could go, and the file comes
-    back unchanged (an agent's retry or a re-run codemod is idempotent). Not when a region spans a
-    seam between items (`seam_runs`) and all its lines before it stand again above it (after it,
+    back unchanged (an agent's retry or a re-run codemod is idempotent), but only as written, never
+    shifted to fit. Not when a region spans a seam between items (`seam_runs`: a blank gap, or the
+    line after a closer such as `},`) and all its lines before it stand again above it (after it,
     below): an item deleted from a family whose items end alike shows the previous item's tail and
-    the next one's head, and read at the nearest copy of that tail it deletes nothing. (An edit
-    applied again whose region shows such a seam is refused too: the file cannot tell the two
-    apart.)"""
+    the next one's head, and read at the nearest copy of that tail it deletes nothing. Closers
+    alone at the seam (`}`, `})`) show no item's edge. The readings hold the deletion
+    (`lineplace._at_seam_copies`). (An edit applied again whose region shows such a seam is refused
+    too: the file cannot tell the two apart; `evals.reapply` counts those re-runs.)"""
     if plan.partial_ok or not all(plan.orig[start:end] == repl for start, end, repl in plan.spans):
         return None
     if all(occurrences(plan.orig, repl) == 1 and trim_blank_ends(repl) == trim_blank_ends(r.lines)
@@ -68,9 +70,10 @@ def _seam_run_elsewhere(plan: LinePlan) -> tuple[str, int] | None:
 
 def unmarked_head(plan: LinePlan) -> str | None:
     """Markers elsewhere but none before the first region: the lines above may be kept or deleted
-    (unless the markers are loose: then they are kept, with a doubt, but not when the snippet starts
-    with more blank lines than the original has right above the region's place: those are new, or
-    the file's own first lines, the code between them and the region deleted)."""
+    (unless the markers are loose, or the lines above hold imports or definitions the snippet
+    never names, `head_holds_unnamed_code`: then they are kept, with a doubt, but not when the
+    snippet starts with more blank lines than the original has right above the region's place:
+    those are new, or the file's own first lines, the code between them and the region deleted)."""
     if not plan.head:
         return None
     above = 0

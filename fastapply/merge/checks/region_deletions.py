@@ -27,7 +27,10 @@ REPEAT_COPIES = 5  # further copies of a deleting region's edge line checked for
 
 
 def marker_free_drops_lines(fit: RegionFit) -> str | None:
-    """A snippet without markers is a targeted edit: it does not silently drop what it skips over."""
+    """A snippet without markers is a targeted edit: it does not silently drop what it skips over.
+    Refused when the placement would replace more non-blank original lines that the region does not
+    show than `MARKER_FREE_DROP_MIN` (3), or than one in `MARKER_FREE_DROP_SHARE` (4) of its span
+    if that is more: a partial snippet, or a deletion?"""
     if fit.partial_ok:
         shown = set(x.strip() for x in fit.c.lines)
         dropped = sum(1 for x in fit.orig[fit.start:fit.end] if not is_blank(x) and x.strip() not in shown)
@@ -51,7 +54,10 @@ def deletion_edge_repeats(fit: RegionFit) -> str | None:
     """The placement deletes lines right next to its last (first) anchor, and the line or run of
     lines the region shows at that edge occurs again, whole, further down (up) in the gap, where
     the region would fit as well (explaining as many of its lines): where the deletion ends is a
-    tie between the copies, not a choice."""
+    tie between the copies, not a choice. (Deleting one of a family of tests or methods that end
+    alike shows the tail they share, so the nearest copy, the least deletion, is a guess.) Lines
+    the region shows further on are moved, not deleted: a reorder next to the edge is no deletion.
+    The readings hold each other copy's deletion (`lineplace._at_seam_copies`)."""
     c = fit.c
     if c.first == c.last:
         return None
@@ -150,7 +156,11 @@ GENERIC_STATEMENT = re.compile(r"(return|yield)( (None|null|nil|undefined|true|f
 def implied_deletion_too_large(fit: RegionFit) -> str | None:
     """A short region whose placement deletes many more lines than it shows, with an anchor line that
     repeats inside the span (so a nearer copy could end it): a two-line region spanning 32 lines is a
-    guess, not an edit the snippet shows."""
+    guess, not an edit the snippet shows. Many is more than `DELETION_MIN` (10) lines or
+    `DELETION_RATIO` (3) times the region's, whichever is more. With unique anchors, the largest
+    deleted run must still end on lines unique in the file: refused too when it ends at a line that
+    occurs elsewhere (even at another indentation) or at a statement any block may end with
+    (`return None`, `break`)."""
     c, o = fit.c, fit.orig
     shown = sum(1 for x in c.lines if not is_blank(x))
     deleted = _deleted(fit)

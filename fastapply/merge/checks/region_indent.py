@@ -69,7 +69,10 @@ def copy_of_kept_neighbour(fit: RegionFit) -> str | None:
     keep the wrapped lines above the new block and repeat them inside it. A region written as it
     stands may repeat a nearby line on purpose; one moved to fit has no such say. Nor has one whose
     edge lines were paired by similarity (a rename through a test's first block only, anchored on
-    a comment that opens its last one too) when two or more of its new lines stand beside it."""
+    a comment that opens its last one too) when two or more of its new lines stand beside it.
+    A moved region that rests on common lines only has no place of its own: then copies anywhere
+    in its gap count, two of them at least (a wrap read back onto another `try:` than the one it
+    adds)."""
     moved = fit.c.lines != fit.region.lines or fit.lowered
     if not moved and not fit.fuzzy:
         return None

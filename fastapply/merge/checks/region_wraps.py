@@ -20,8 +20,9 @@ from fastapply.merge.wrap_regions import clause_word
 
 def shifted_around_new_block(fit: RegionFit) -> str | None:
     """The region is placed at another indentation than written, and it opens a new block around
-    original lines written one level deeper: it wraps that code (the wrap reading, wrap.py), it
-    was not pasted at another indentation."""
+    original lines written one level deeper (or writes a new opener at the level its shifted body
+    has at its place: `_opener_at_wrapped_level`): it wraps that code (the wrap reading, wrap.py),
+    it was not pasted at another indentation."""
     if fit.c.lines != fit.region.lines and (shown_wrap(fit.region.lines, fit.orig, fit.lang) is not None or
                                             _opener_at_wrapped_level(fit)):
         return (f"region {fit.i + 1} would be shifted to fit, but it wraps original code in a new block: "
