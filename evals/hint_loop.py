@@ -1,6 +1,7 @@
 """The hint loop: does a refusal's first line tell an agent what to resend?
 
     .venv/bin/python -m evals.hint_loop --cases ../shared/evals/hard_dev.jsonl [--cases ...] [--json out.json]
+    .venv/bin/python -m evals.hint_loop --fuzz-seed S --fuzz-per-pattern N   # fuzz draws (evals.fuzz)
 
 For each case the structural merge refuses (through the core API, as every front-end) and whose
 readings hold the expected file, a scripted agent reads the refusal's hints (`ApplyError.hints`:
@@ -8,7 +9,9 @@ lines to add above or below one snippet region) and takes the first one whose li
 side of that region in the file it means (the expected file; the agent copies them from there).
 It resends its snippet with those lines added, once, and the answer is compared with `expected`:
 exact, wrong (a file returned that is not the expected one) or refused again. A refusal with no
-hint that fits the agent's file counts as not retried.
+hint that fits the agent's file counts as not retried. `--fuzz-seed` draws the cases from
+`evals.fuzz`'s generators instead (the same draws as `evals.fuzz --seed S`): cases nobody wrote to
+fit the hints.
 """
 
 from __future__ import annotations
@@ -107,17 +110,38 @@ def run(cases: list[dict]) -> dict:
             "exact_share_of_held": round(count["exact"] / len(held), 3) if held else None, "cases": rows}
 
 
+def fuzz_cases(seed: int, per_pattern: int) -> list[dict]:
+    """evals.fuzz's draws for `seed`, as cases (its generators, over the shared originals)."""
+    from evals.fuzz import DATA, PATTERNS, draw_case, load_sources
+
+    pool = load_sources(Path(DATA))
+    cases = []
+    for pattern in PATTERNS:
+        for i in range(per_pattern):
+            got = draw_case(pattern, seed, i, pool)
+            if got is not None:
+                e = got[1]
+                cases.append({"id": f"{pattern}#{i}", "original": e.original, "update": e.update,
+                              "expected": e.expected, "language": e.language})
+    return cases
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", action="append", required=True, help="JSONL cases (repeatable)")
+    ap.add_argument("--cases", action="append", default=[], help="JSONL cases (repeatable)")
+    ap.add_argument("--fuzz-seed", type=int, default=None, help="also run evals.fuzz's draws of this seed")
+    ap.add_argument("--fuzz-per-pattern", type=int, default=100, help="draws per fuzz pattern (default 100)")
     ap.add_argument("--json", help="write the summary and per-case rows here")
     args = ap.parse_args(argv)
     out = {}
     print(f"{'set':<28} {'refusals':>8} {'held':>5} {'hinted':>6} {'exact':>5} {'wrong':>5} {'again':>5} {'none':>5}")
-    for path in args.cases:
-        summary = run(load_cases(path))
-        out[Path(path).stem] = summary
-        print(f"{Path(path).stem:<28} {summary['refusals']:>8} {summary['held']:>5} {summary['hinted']:>6} "
+    sets = [(Path(path).stem, load_cases(path)) for path in args.cases]
+    if args.fuzz_seed is not None:
+        sets.append((f"fuzz_{args.fuzz_seed}", fuzz_cases(args.fuzz_seed, args.fuzz_per_pattern)))
+    for name, cases in sets:
+        summary = run(cases)
+        out[name] = summary
+        print(f"{name:<28} {summary['refusals']:>8} {summary['held']:>5} {summary['hinted']:>6} "
               f"{summary['exact']:>5} {summary['wrong']:>5} {summary['refused_again']:>5} {summary['not_retried']:>5}")
     total = {k: sum(s[k] for s in out.values()) for k in ("refusals", "held", "hinted", "exact", "wrong",
                                                           "refused_again", "not_retried")}

@@ -31,6 +31,10 @@ from fastapply.grpc_gen import fastapply_pb2_grpc as pb_grpc
 from fastapply.refusal import Hint
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+# A refusal's readings ride in trailing metadata (grpc_convert.refusal_to_proto): this client takes
+# metadata this large and asks the server for readings up to a little less.
+MAX_METADATA_BYTES = 8 * 1024 * 1024
+REFUSAL_BYTES = MAX_METADATA_BYTES - 64 * 1024
 POLL_S = 0.05  # 50 ms: how often a unary call with `should_stop` checks it
 
 
@@ -88,6 +92,13 @@ def _wait(future: grpc.Future, should_stop: Callable[[], bool]):
                 raise ApplyError("cancelled", "the apply was cancelled") from None
 
 
+def _with_limit(req: ApplyRequest):
+    """The request as sent: this client takes a refusal's readings up to REFUSAL_BYTES."""
+    m = request_to_proto(req)
+    m.max_refusal_bytes = REFUSAL_BYTES
+    return m
+
+
 def _read(x: str | bytes | Path) -> bytes:
     return x if isinstance(x, bytes) else Path(x).read_bytes()
 
@@ -100,6 +111,7 @@ class FastApplyClient:
     def __init__(self, target: str, token: str | None = None, tls_ca: str | bytes | Path | None = None, *,
                  tls: bool = False, timeout: float | None = None, options: list[tuple[str, object]] | None = None):
         opts = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.max_metadata_size", MAX_METADATA_BYTES), ("grpc.absolute_max_metadata_size", MAX_METADATA_BYTES),
                 ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)] + list(options or [])
         if tls_ca is not None or tls:
             creds = grpc.ssl_channel_credentials(root_certificates=_read(tls_ca) if tls_ca is not None else None)
@@ -161,9 +173,9 @@ class FastApplyClient:
         kw = dict(timeout=timeout if timeout is not None else self.timeout, metadata=self._metadata)
         try:
             if should_stop is None:
-                m = self._stub.ApplyEdit(request_to_proto(req), **kw)
+                m = self._stub.ApplyEdit(_with_limit(req), **kw)
             else:
-                m = _wait(self._stub.ApplyEdit.future(request_to_proto(req), **kw), should_stop)
+                m = _wait(self._stub.ApplyEdit.future(_with_limit(req), **kw), should_stop)
         except grpc.RpcError as e:
             raise error_from_rpc(e) from None
         return result_from_response(m)
@@ -175,7 +187,7 @@ class FastApplyClient:
         return self.apply_stream_request(self.build_request(original, update, **opts), timeout=timeout)
 
     def apply_stream_request(self, req: ApplyRequest, timeout: float | None = None) -> Iterator[TextDelta | ApplyResult]:
-        call = self._stub.ApplyEditStream(request_to_proto(req),
+        call = self._stub.ApplyEditStream(_with_limit(req),
                                           timeout=timeout if timeout is not None else self.timeout,
                                           metadata=self._metadata)
         return self._iter_stream(call)

@@ -16,7 +16,7 @@ from fastapply.backends.hf import HFBackend
 from fastapply.backends.scoring import score_continuations
 from fastapply.decode import DecodeConfig, decode
 from fastapply.draft import DrafterFactory, FileModelDrafter, SourceDrafter
-from fastapply.model_draft import DraftModel, load_draft_model
+from fastapply.model_draft import DraftModel, check_draft_tokenizer, load_draft_model
 from fastapply.models import LoadedModel, ModelSpec, check_model_name, load_model
 from fastapply.types import ApplyError, ApplyRequest, Finding, Stats, TextDelta
 
@@ -174,6 +174,7 @@ class ModelEngine(SpecEngine):
             raise ApplyError("invalid_argument", f"the hf backend has no option(s) {', '.join(unknown)}")
         if draft_model:
             check_model_name(draft_model)  # a bad name fails before the target loads
+            check_draft_tokenizer(name, draft_model)  # ... and another family's tokenizer, before any weights
         loaded = load_model(name, device=device, dtype=dtype)
         draft = None
         if draft_model:

@@ -16,6 +16,7 @@ from fastapply.cli_common import (
     applier_from_args,
     add_request_args,
     finish_apply,
+    print_readings,
     read_apply_inputs,
     wants_stream,
 )
@@ -142,5 +143,10 @@ def cmd_client_health(args) -> int:
 def cmd_client_apply(args) -> int:
     src, req = read_apply_inputs(args)
     with _remote(args) as remote:
-        events = remote.apply_stream(req) if wants_stream(args) else [remote.apply(req)]
-        return finish_apply(args, src, events)
+        try:
+            events = remote.apply_stream(req) if wants_stream(args) else [remote.apply(req)]
+            return finish_apply(args, src, events)
+        except ApplyError as e:  # the server's readings (rebuilt from their diffs where it left the files out)
+            if args.show_readings and e.readings:
+                print_readings(src.text, args.file, e.readings)
+            raise

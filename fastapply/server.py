@@ -34,6 +34,7 @@ from fastapply.grpc_convert import (  # noqa: F401  (request_to_proto: re-export
     CODE_KEY,
     DETAILS_KEY,
     REASON_KEY,
+    REFUSAL_DETAIL_BYTES,
     STATUS,
     refusal_to_proto,
     request_from_proto,
@@ -209,7 +210,8 @@ class FastApplyServicer(pb_grpc.FastApplyServicer):
             code = STATUS[e.code]
             md = [(CODE_KEY, e.code.value)] + [(REASON_KEY, r.encode("utf-8")) for r in e.reasons]
             if e.code == ErrorCode.REFUSED:  # the readings and hints, for a client to offer or resend
-                refusal = refusal_to_proto(request_from_proto(request), e)
+                limit = request.max_refusal_bytes if request.HasField("max_refusal_bytes") else REFUSAL_DETAIL_BYTES
+                refusal = refusal_to_proto(request_from_proto(request), e, limit)
                 md.append((DETAILS_KEY, status_details(code, e.message, refusal)))
             context.set_trailing_metadata(md)
             context.abort(code, e.message)

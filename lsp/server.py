@@ -53,7 +53,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from fastapply.api import DEFAULT_ENGINE, ENGINES, Applier, ApplyError, ApplyRequest, ApplyResult, ErrorCode, TextDelta
-from fastapply.cli_common import draft_model_option
+from fastapply.cli_common import add_model_budget_arg, draft_model_option
 from fastapply.merge import structural_merge
 from fastapply.refusal import context_hints, payload
 from lsp.edits import changed_lines, minimal_edits, normalize_encoding, unified_diff
@@ -124,6 +124,7 @@ class ApplyArgs:
     instruction: str | None
     engine: str
     language: str | None = None
+    model_budget: float | None = None  # engine auto: the model's seconds on a refused merge
 
 
 @dataclass
@@ -218,10 +219,14 @@ class FastApplyServer(LanguageServer):
                             "invalid_argument")
         if language is not None and not isinstance(language, str):
             raise self.fail("argument 'language' must be a string", INVALID_PARAMS, "invalid_argument")
-        unknown = sorted(set(a) - {"uri", "update", "instruction", "engine", "language"})
+        budget = a.get("modelBudget")
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int | float) or budget < 0):
+            raise self.fail("argument 'modelBudget' must be a number of seconds >= 0 (0: no limit)", INVALID_PARAMS,
+                            "invalid_argument")
+        unknown = sorted(set(a) - {"uri", "update", "instruction", "engine", "language", "modelBudget"})
         if unknown:
             raise self.fail(f"unknown argument(s): {', '.join(unknown)}", INVALID_PARAMS, "invalid_argument")
-        return ApplyArgs(uri, update, instruction, engine, language)
+        return ApplyArgs(uri, update, instruction, engine, language, None if budget is None else float(budget))
 
     def document(self, uri: str):
         docs = self.workspace.text_documents
@@ -238,7 +243,8 @@ class FastApplyServer(LanguageServer):
         original, version = doc.source, doc.version
         path = urlparse(a.uri).path if a.uri.startswith("file:") else None
         req = ApplyRequest(original=original, update=a.update, instruction=a.instruction,
-                           path=unquote(path) if path else None, engine=a.engine, language=a.language)
+                           path=unquote(path) if path else None, engine=a.engine, language=a.language,
+                           model_budget_s=a.model_budget)
         result = await self._serve(req, a, edit, version)
 
         enc = self.workspace.position_encoding or "utf-16"
@@ -583,7 +589,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tcp", type=int, metavar="PORT", default=None, help="listen on a TCP port instead")
     p.add_argument("--host", default="127.0.0.1", help="address for --tcp (default 127.0.0.1)")
     p.add_argument("--engine", default=DEFAULT_ENGINE, choices=ENGINES,
-                   help="engine when a command does not name one (default speculative)")
+                   help=f"engine when a command does not name one (default {DEFAULT_ENGINE})")
     p.add_argument("--model", default=None, help="model for the in-process engine (spec name, HF dir or .gguf)")
     p.add_argument("--device", default=None, help="cpu or cuda for the in-process engine")
     p.add_argument("--dtype", default=None, choices=["fp32", "bf16", "fp16"])
@@ -596,6 +602,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-refusal-bytes", type=int, default=REFUSAL_MAX_BYTES, metavar="N",
                    help="most bytes of readings (whole files + diffs) a refusal carries; above it the whole "
                         "files are left out and the diffs sent (default 4 MiB)")
+    add_model_budget_arg(p)
     p.add_argument("--log-file", default=None, help="write logs here (stderr by default)")
     p.add_argument("--log-level", default="WARNING")
     return p
@@ -618,7 +625,8 @@ def main(argv: list[str] | None = None) -> int:
         except ApplyError as e:  # before the protocol starts: one line on stderr
             print(f"fastapply-lsp: error: {e.message}", file=sys.stderr)
             return 1
-        applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype, backend_options=options)
+        applier = Applier(model_name=args.model, device=args.device, dtype=args.dtype, backend_options=options,
+                          model_budget_s=args.model_budget)
     server = build_server(applier, args.engine, args.max_refusal_bytes)
     try:
         if args.tcp is not None:

@@ -53,3 +53,27 @@ def test_a_new_item_refusal_says_which_line_it_meets():
     merged = structural_merge(case["original"], case["update"], "typescript")
     assert not merged.ok and merged.check == "new_item_against_next_item"
     assert "export function count" in merged.reasons[0]
+
+
+# -- the edited edge line read as a new one (issue 37's `.PHONY` class) ---------------------------
+# tests/data/edge_key_classes.jsonl: a line at a region's edge next to a marker that sets the same
+# key as the original line beyond the span (`.PHONY:`, `branches:`, `FROM`, `VERSION=`, `port =`,
+# `default =`), edited too much to pair: on the code before, both lines stayed (make, YAML,
+# Dockerfile, shell, INI, HCL; each by its grammar and as text). Now refused with the edit among
+# the readings (`edge_line_keyed_like_next`), or exact (TOML: the key repeats nowhere, and pairs).
+
+EDGE_KEY = [json.loads(line) for line in (Path(__file__).parent / "data" / "edge_key_classes.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("case", EDGE_KEY, ids=[c["id"] for c in EDGE_KEY])
+def test_an_edited_edge_line_is_never_kept_beside_the_original(case):
+    merged = structural_merge(case["original"], case["update"], case["language"])
+    if merged.ok:
+        assert merged.text == case["expected"]
+    else:
+        assert case["expected"] in [r.text for r in merged.readings], merged.reasons
+
+
+def test_the_edge_key_class_covers_five_languages_without_a_grammar_before():
+    langs = {c["id"].split("/")[2] for c in EDGE_KEY}
+    assert {"make", "yaml", "dockerfile", "bash", "text", "hcl", "toml"} <= langs

@@ -517,6 +517,12 @@ def test_cli_client_apply(server, cases, refused_case, tmp_path, capsys):
     assert main(["client", "apply", str(f), "--in-place"] + base[:-1] + [refused_case["language"]]) == 1
     assert f.read_text() == refused_case["original"]  # nothing written
     assert "refused" in capsys.readouterr().err
+    # --show-readings prints the server's readings, as `fastapply apply --show-readings` prints its own
+    assert main(["client", "apply", str(f), "--show-readings"] + base[:-1] + [refused_case["language"]]) == 1
+    shown = capsys.readouterr().out
+    assert main(["apply", str(f), "--show-readings", "--update", str(u), "--engine", "structural",
+                 "--language", refused_case["language"]]) == 1
+    assert shown and "# reading 1 of" in shown and shown == capsys.readouterr().out
     assert main(["client", "health", "--server", server.address]) == 0
 
 
@@ -640,6 +646,7 @@ def test_a_refusal_carries_its_readings_and_hints_as_a_typed_detail(client, refu
 
 
 def test_readings_of_a_large_file_send_the_diffs_and_say_the_files_were_left_out(server):
+    from fastapply.refusal import rebuild
     from fastapply.remote import RemoteApplier
 
     filler = "".join(f"def helper_{i}(a, b):\n    return a * {i} + b\n\n\n" for i in range(300))
@@ -648,15 +655,27 @@ def test_readings_of_a_large_file_send_the_diffs_and_say_the_files_were_left_out
     req = ApplyRequest(original, update, language="python", engine="structural")
     with pytest.raises(ApplyError) as local:
         Applier().apply(req)
-    assert len(original) * len(local.value.readings) > 6 * 1024  # more than a refusal detail holds
-    with FastApplyClient(server.address) as cl, pytest.raises(ApplyError) as ei:
-        cl.apply_request(req)
-    refusal = ei.value.refusal
+    assert len(original) * len(local.value.readings) > 6 * 1024  # more than a default client's metadata holds
+    # a plain gRPC client (default 8 KiB metadata limit, no max_refusal_bytes): the diffs, files left out
+    from grpc_status import rpc_status
+
+    from fastapply.grpc_convert import refusal_from_metadata, request_to_proto
+    from fastapply.grpc_gen import fastapply_pb2_grpc as pb_grpc
+
+    with grpc.insecure_channel(server.address) as channel, pytest.raises(grpc.RpcError) as raw:
+        pb_grpc.FastApplyStub(channel).ApplyEdit(request_to_proto(req))
+    assert raw.value.code() == grpc.StatusCode.FAILED_PRECONDITION and rpc_status.from_call(raw.value) is not None
+    refusal = refusal_from_metadata(raw.value.trailing_metadata())
     assert refusal.texts_omitted and not refusal.diffs_omitted
     assert all(not r.HasField("text") and r.diff for r in refusal.readings)
+    assert [(r.how, rebuild(original, r.diff)) for r in refusal.readings] == local.value.readings
+    # fastapply's own client takes large metadata and says so: the whole files come along
+    with FastApplyClient(server.address) as cl, pytest.raises(ApplyError) as ei:
+        cl.apply_request(req)
+    assert not ei.value.refusal.texts_omitted and ei.value.readings == local.value.readings
     with RemoteApplier(server.address) as remote, pytest.raises(ApplyError) as remote_e:
         remote.apply(req)
-    assert remote_e.value.readings == local.value.readings  # rebuilt from the diffs, byte for byte
+    assert remote_e.value.readings == local.value.readings
 
 
 def pb_grpc_stub(client):

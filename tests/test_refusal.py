@@ -212,3 +212,29 @@ def test_a_caller_that_goes_away_stops_the_judge_within_one_pass():
     t.join(30)
     assert not t.is_alive() and model.stopped.is_set()
     assert result and result[0].code == "cancelled"  # a caller's cancel stays a cancel, not a refusal
+
+
+def test_every_front_end_carries_the_model_budget():
+    """`--model-budget` / `model_budget_s` / `modelBudget` reach the request on each front-end."""
+    from fastapply.cli import build_parser
+    from fastapply.grpc_convert import request_from_proto, request_to_proto
+    from fastapply.httpapi.parse import chat_call, relace_call
+    from lsp.server import build_server
+
+    req = ApplyRequest(ORIGINAL, TIED, model_budget_s=7.5)
+    assert request_from_proto(request_to_proto(req)).model_budget_s == 7.5  # gRPC
+    assert request_from_proto(request_to_proto(ApplyRequest(ORIGINAL, TIED))).model_budget_s is None
+    body = {"messages": [{"role": "user", "content": f"<code>{ORIGINAL}</code>\n<update>{TIED}</update>"}],
+            "model_budget_s": 3}
+    assert chat_call(body).request.model_budget_s == 3.0  # HTTP, OpenAI shape
+    assert relace_call({"initialCode": ORIGINAL, "editSnippet": TIED, "model_budget_s": 0}).request.model_budget_s == 0
+    with pytest.raises(ApplyError):
+        relace_call({"initialCode": ORIGINAL, "editSnippet": TIED, "model_budget_s": "soon"})
+    server = build_server(Applier(), "structural")  # LSP
+    args = server.parse_args(({"uri": "file:///a.py", "update": TIED, "modelBudget": 2},))
+    assert args.model_budget == 2.0
+    with pytest.raises(Exception):
+        server.parse_args(({"uri": "file:///a.py", "update": TIED, "modelBudget": -1},))
+    for argv in (["apply", "a.py", "--update", "u.py", "--model-budget", "4"],
+                 ["serve", "--model-budget", "4"], ["codemod", "--manifest", "m.jsonl", "--model-budget", "4"]):
+        assert build_parser().parse_args(argv).model_budget == 4.0  # CLI, serve, codemod

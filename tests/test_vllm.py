@@ -199,3 +199,24 @@ def test_the_vllm_judge_picks_what_the_hf_judge_picks_on_a_real_case(engine, mod
     vl = judge(engine, req, readings)
     assert vl.best == hf.best and vl.picked == hf.picked
     assert vl.scores == pytest.approx(hf.scores, abs=0.1)
+
+
+def test_a_cancel_stops_the_vllm_judge_and_leaves_no_request_behind(engine, reference):
+    """The judge's scoring on vLLM polls should_stop while its requests run: a stop aborts every one
+    (nothing lingers in the engine) and is ApplyError('cancelled'); the engine serves on."""
+    prompt = engine.prompt_ids(real_request())
+    answers = [engine.answer_ids("x = 1\n" * 200), engine.answer_ids("y = 2\n" * 200)]
+    asked = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) > 1  # the caller goes away after the requests were sent
+
+    with pytest.raises(ApplyError) as e:
+        engine.score(prompt, answers, should_stop=stop)
+    assert e.value.code == "cancelled"
+    deadline = time.monotonic() + 30
+    while engine.unfinished_requests() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert engine.unfinished_requests() == 0
+    assert run(engine, request(2))[:2] == reference[2]

@@ -78,7 +78,8 @@ def chat_call(data: dict, headers: Mapping[str, str] | None = None, *,
         raise _bad(f"`stream_options` must be an object, not {_kind(options)}")
     max_tokens = data.get("max_completion_tokens", data.get("max_tokens"))
     req = ApplyRequest(original, update, instruction=instruction, engine=engine, sampling=_sampling(data),
-                       max_output_tokens=_int(max_tokens, "max_tokens"), prediction=_prediction(data.get("prediction")))
+                       max_output_tokens=_int(max_tokens, "max_tokens"), prediction=_prediction(data.get("prediction")),
+                       model_budget_s=_model_budget(data))
     return HTTPCall(req, model, _flag(data, "stream"), _flag(options, "include_usage"), anchors)
 
 
@@ -90,8 +91,8 @@ def relace_call(data: dict, headers: Mapping[str, str] | None = None, *,
     _check_not_empty(original, update, f"`{original_key}`")
     instruction = _string(data.get("instruction"), "instruction")
     engine, model = engine_of(data.get("model"), default_engine)
-    return HTTPCall(ApplyRequest(original, update, instruction=instruction or None, engine=engine), model,
-                    _flag(data, "stream"))
+    return HTTPCall(ApplyRequest(original, update, instruction=instruction or None, engine=engine,
+                                 model_budget_s=_model_budget(data)), model, _flag(data, "stream"))
 
 
 def engine_of(model: object, default_engine: str = DEFAULT_ENGINE) -> tuple[str, str]:
@@ -143,6 +144,12 @@ def _prediction(prediction: object) -> str | None:
     if not isinstance(prediction, dict) or prediction.get("type") != "content":
         raise _bad('`prediction` must be {"type": "content", "content": "<the predicted file>"}')
     return _text_content(prediction.get("content"), "prediction.content") or None
+
+
+def _model_budget(data: dict) -> float | None:
+    """`model_budget_s` (either route; an extension: `extra_body` in OpenAI's SDKs): engine auto's
+    model seconds on a refused merge; absent, the server's `--model-budget`."""
+    return _number(data.get("model_budget_s"), "model_budget_s")
 
 
 def _sampling(data: dict) -> Sampling:

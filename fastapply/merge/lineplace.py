@@ -162,6 +162,9 @@ class Variant:
 
     choice: tuple[tuple[int, Candidate], ...] = ()  # (region index, another of its candidates)
     unpaired: frozenset[tuple[int, str]] = frozenset()  # (anchored region, "lead" | "trail") inserted, not paired
+    # (anchored region, "lead" | "trail"): its edge line replaces the original line just beyond the
+    # span (an edit too large to pair: checks.edge_line_keyed_like_next)
+    edge_edit: frozenset[tuple[int, str]] = frozenset()
     # (anchored region, "after_first" | "before_last"): every line after its first anchor (before its
     # last) inserted there, none paired: a guard added at a function's top whose `return` and `}`
     # paired with the next `if`'s, its opener read as an edit of the declaration above that `if`
@@ -181,6 +184,8 @@ class Variant:
     def how(self) -> str:
         parts = [f"region {i + 1} at line {c.start + 1}" for i, c in self.choice]
         parts += [f"region {i + 1}'s {side} lines added, not edits" for i, side in sorted(self.unpaired)]
+        parts += [f"region {i + 1}'s {'last' if side == 'trail' else 'first'} line an edit of the original's "
+                  f"{'next' if side == 'trail' else 'previous'} line" for i, side in sorted(self.edge_edit)]
         parts += [f"region {i + 1}'s lines {'after its first' if at == 'after_first' else 'before its last'} "
                   "anchor all added" for i, at in sorted(self.inserted)]
         parts += [f"region {i + 1} added {'before' if at == 'start' else 'after'} the lines it resembles"
@@ -462,6 +467,7 @@ def _variants(regions: list[Region], orig: list[str], choice: list[Candidate | N
         if _wrap_before(i + 1, wrap) is not None:  # the other place, with the wrapped code after it
             out += [Variant(choice=((i, x),), after_wrap=((i + 1, "end"),)) for x in picks]
         out += [Variant(unpaired=frozenset({(i, side)})) for side in ("lead", "trail")]
+        out += [Variant(edge_edit=frozenset({(i, side)})) for side in ("lead", "trail")]
         if _new_block_between_anchors(c, orig, lang):
             # (a region that ends (starts) at a marker may add all it shows below (above) an anchor)
             out += [Variant(inserted=frozenset({(i, at)})) for at, marker in
@@ -552,11 +558,15 @@ def _anchored_span(i: int, c: Candidate, fit: RegionFit, variant: Variant | None
     inserted; the blank separator after new definitions, unless the variant flips it."""
     start = c.start if variant and (i, "lead") in variant.unpaired else fit.start
     end = c.end + 1 if variant and (i, "trail") in variant.unpaired else fit.end
+    if variant and (i, "trail") in variant.edge_edit:
+        end = next((j + 1 for j in range(fit.end, fit.next_start) if not is_blank(fit.orig[j])), end)
+    if variant and (i, "lead") in variant.edge_edit:
+        start = next((j for j in range(fit.start - 1, max(fit.prev_end, 0) - 1, -1) if not is_blank(fit.orig[j])), start)
     if variant and (i, "after_first") in variant.inserted:
         return start, c.start + 1, list(c.lines)
     if variant and (i, "before_last") in variant.inserted:
         return c.end, end, list(c.lines)
-    sep = _separator_after(fit)
+    sep = [] if variant and (i, "trail") in variant.edge_edit else _separator_after(fit)  # (it replaces a line)
     if variant and i in variant.separator_flipped:
         sep = [] if sep else _blank_if_new_code_meets(fit)
     return start, end, list(c.lines) + sep

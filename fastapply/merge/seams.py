@@ -54,11 +54,19 @@ def _nonblank_pairs(orig: list[str]) -> tuple[list[str], list[str]]:
     return code[:-1], code[1:]
 
 
+# Languages whose blocks open with a trailing `:` (the rest open with `{`). Without a language
+# (text: no grammar, or none named) either opens one: a doubt the merge then weighs is a refusal
+# at worst, where reading `try:` as no opener let a wrap through unseen.
+_COLON_BLOCKS = frozenset({"python"})
+
+
 def opens_block(line: str, lang: str | None) -> bool:
     s = line.rstrip()
     if not s or s.lstrip().startswith(_COMMENT):
         return False
-    return s.endswith(":") if lang == "python" else s.endswith("{")
+    if lang is None:
+        return s.endswith((":", "{"))
+    return s.endswith(":") if lang in _COLON_BLOCKS else s.endswith("{")
 
 
 def _ends_statement(line: str, lang: str | None) -> bool:

@@ -41,6 +41,7 @@ from fastapply.merge.checks.region_copies import (
 # ... blank lines at its edge.
 from fastapply.merge.checks.region_blanks import (
     blank_bounded_end,
+    blank_lines_dropped_between_kept_lines,
     blank_bounded_start,
     blank_then_new_lines,
     new_item_against_next_item,
@@ -54,6 +55,7 @@ from fastapply.merge.checks.region_edges import (
     defines_something,
     echoed_edge,
     edge_header_renamed,
+    edge_line_keyed_like_next,
     edited_line_left_behind,
     new_definition_before_closer,
 )
@@ -166,10 +168,12 @@ REGION_CHECKS: tuple[Callable[[RegionFit], str | None], ...] = (
     new_lines_after_blanks,
     blank_then_new_lines,
     new_item_against_next_item,
+    blank_lines_dropped_between_kept_lines,
     blank_bounded_end,
     blank_bounded_start,
     echoed_edge,
     edited_line_left_behind,
+    edge_line_keyed_like_next,
     new_definition_before_closer,
     edited_attribute,
     edge_header_renamed,

@@ -98,6 +98,35 @@ def new_item_against_next_item(fit: RegionFit) -> str | None:
             f"`{o[end].strip()[:40]}`: an item of its own (a blank line after it too), or the start of that one?")
 
 
+def blank_lines_dropped_between_kept_lines(fit: RegionFit) -> str | None:
+    """Without a grammar (text: no definitions to keep apart), a region that shows two lines the
+    original has with only blank lines between them, with fewer blank lines between them than the
+    original has: is the snippet's spacing meant (blank lines deleted), or only how it was written
+    (functions pasted bare with one blank line where the file has two)? The tree merge keeps the
+    file's own spacing around the definitions it places; the line merge cannot tell."""
+    if fit.lang is not None:
+        return None
+    region = [x for x in fit.c.lines]
+    span = fit.orig[fit.start:fit.end]
+    j = 0
+    prev = None  # (the region's previous non-blank line's index in span, blank lines after it in the region)
+    blanks = 0
+    for x in region:
+        if is_blank(x):
+            blanks += 1
+            continue
+        k = next((t for t in range(j, len(span)) if span[t].strip() == x.strip()), None)
+        if k is None:
+            prev, blanks = None, 0
+            continue
+        if prev is not None and all(is_blank(y) for y in span[prev + 1:k]) and k - prev - 1 > blanks:
+            return (f"region {fit.i + 1} shows `{span[prev].strip()[:30]}` and `{x.strip()[:30]}` with "
+                    f"{blanks} blank line(s) between them where the original has {k - prev - 1}: deleted, or "
+                    "only how the snippet was written?")
+        prev, j, blanks = k, k + 1, 0
+    return None
+
+
 def _item_of_lines(orig: list[str], at: int, lang: str | None) -> bool:
     """Line `at` starts an item of a blank-separated run: it opens a block, or the next line is
     deeper (an item of several lines), or it stands at the top level (after a blank line there)."""

@@ -1,8 +1,9 @@
 """Region rules (context: `RegionFit`): the new lines at a region's edge, next to a marker.
 
 Is an edge line new, or an edit of the original line just beyond the span (which would stay)?
-An echo of the next original line, an edited version of it, a renamed block header, new
-definitions before a lone closing bracket (before or after the elided members?).
+An echo of the next original line, an edited version of it, a line that sets the same key, a
+renamed block header, new definitions before a lone closing bracket (before or after the elided
+members?).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from fastapply.merge.checks.base import RegionFit
 from fastapply.merge.defs import parse_definitions
 from fastapply.merge.seams import opens_block
-from fastapply.merge.text import CLOSERS, dedent, indent_of, is_blank, is_trivial, line_key, similar
+from fastapply.merge.text import CLOSERS, dedent, indent_of, is_blank, is_import_line, is_trivial, line_key, similar
 
 EDITED_RATIO = 0.8  # similarity (0..1): lines this alike (same indentation) read as versions of each other
 ECHO_REACH = 2  # original lines beyond an edge that an edge line may echo
@@ -63,6 +64,45 @@ def edited_line_left_behind(fit: RegionFit) -> str | None:
             return (f"region {fit.i + 1} edits lines at its edge, and its `{new.strip()[:40]}` looks like an edit of "
                     f"the next original line `{old.strip()[:40]}`, which would stay: replaced, or added?")
     return None
+
+
+def edge_line_keyed_like_next(fit: RegionFit) -> str | None:
+    """The region's last new line before a marker (its first after one) sets the same key as the
+    original line just beyond its span, which would stay (`version = "0.2.0"` over `version =
+    "0.1.0"`, `FROM node:22` over `FROM node:18`, `.PHONY: all lint` over `.PHONY: test`): an edit
+    of that line, read as a new one because it changed too much to pair, or a new line beside it?
+    Only where that key is the original's one line of it at that depth (a config key, an
+    instruction); a key the original repeats (imports, rows, list items) is often added to."""
+    o = fit.orig
+    sides = []
+    if fit.region.marker_after:
+        code = [x for x in fit.new_trail if not is_blank(x)]
+        beyond = next((j for j in range(fit.end, fit.next_start) if not is_blank(o[j])), None)
+        if code and beyond is not None:
+            sides.append((code[-1], beyond))
+    if fit.region.marker_before:
+        code = [x for x in fit.new_lead if not is_blank(x)]
+        beyond = next((j for j in range(fit.start - 1, max(fit.prev_end, 0) - 1, -1) if not is_blank(o[j])), None)
+        if code and beyond is not None:
+            sides.append((code[0], beyond))
+    for new, j in sides:
+        old = o[j]
+        key = edge_key(new)
+        if key and key == edge_key(old) and new.rstrip() != old.rstrip() and indent_of(new) == indent_of(old) and \
+                not is_import_line(new) and sum(1 for x in o if indent_of(x) == indent_of(old) and edge_key(x) == key) == 1:
+            return (f"region {fit.i + 1}'s `{new.strip()[:40]}` sets `{key}` like the original's next line "
+                    f"`{old.strip()[:40]}`, which would stay: an edit of that line, or a new one beside it?")
+    return None
+
+
+def edge_key(line: str) -> str:
+    """The key a line sets, for `edge_line_keyed_like_next`: `line_key`, or an instruction's
+    upper-case first word (`FROM`, `RUN`); "" for trivial keys."""
+    key = line_key(line)
+    first = line.split()[0] if line.split() else ""
+    if " " in key and first.isupper() and first.isalpha():
+        key = first
+    return "" if len(key) < 2 or is_trivial(key) or is_blank(line) else key
 
 
 def new_definition_before_closer(fit: RegionFit) -> str | None:
