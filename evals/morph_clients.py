@@ -63,6 +63,7 @@ class Served:
 
     url: str
     log: list[str] = field(default_factory=list)
+    healthy_s: float | None = None  # a model engine: seconds from the command to /health 200
 
 
 @contextlib.contextmanager
@@ -129,8 +130,9 @@ def morph_message(original: str, update: str, instruction: str) -> str:
     return f"<instruction>{instruction}</instruction>\n<code>{original}</code>\n<update>{update}</update>"
 
 
-def http_apply(url: str, original: str, update: str, instruction: str, token: str = "unused") -> httpx.Response:
-    body = {"model": "fastapply-structural",
+def http_apply(url: str, original: str, update: str, instruction: str, token: str = "unused",
+               engine: str = "structural") -> httpx.Response:
+    body = {"model": f"fastapply-{engine}",
             "messages": [{"role": "user", "content": morph_message(original, update, instruction)}]}
     return httpx.post(url + "/v1/chat/completions", json=body, timeout=300,
                       headers={"Authorization": f"Bearer {token}"})
@@ -161,12 +163,50 @@ def pad_large(case: dict) -> dict:
     return {**case, "id": case["id"] + "+large", "original": original + block, "expected": expected + block}
 
 
-def evaluate(cases: list[dict], clients: tuple[str, ...], instruction: str) -> dict:
-    with serve_structural() as server, tempfile.TemporaryDirectory(prefix="fastapply-morph-") as tmp:
+def serve_engine(engine: str) -> contextlib.AbstractContextManager[Served]:
+    """The server the clients talk to: structural alone, or (`auto`, ...) the default model loaded
+    at start; waits until /health is 200 and records how long that took (`Served.healthy_s`)."""
+    if engine == "structural":
+        return serve_structural()
+    return _serve_model(engine)
+
+
+@contextlib.contextmanager
+def _serve_model(engine: str) -> Iterator[Served]:
+    t0 = time.monotonic()
+    cmd = [sys.executable, "-m", "fastapply.cli", "serve", "--port", "0", "--http-port", "0",
+           "--http-default-engine", engine]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        served = _started(proc)
+        while time.monotonic() - t0 < MODEL_HEALTH_S:
+            try:
+                if httpx.get(served.url + "/health", timeout=5).status_code == 200:
+                    served.healthy_s = round(time.monotonic() - t0, 1)
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        else:
+            raise RuntimeError(f"the server was not healthy within {MODEL_HEALTH_S} s:\n" + "".join(served.log))
+        yield served
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+MODEL_HEALTH_S = 900  # a fresh machine converts the default model's GGUF once (about a minute)
+
+
+def evaluate(cases: list[dict], clients: tuple[str, ...], instruction: str, engine: str = "structural") -> dict:
+    with serve_engine(engine) as server, tempfile.TemporaryDirectory(prefix="fastapply-morph-") as tmp:
         root, url = Path(tmp), server.url
         rows, jobs = [], []
         for i, case in enumerate(cases):
-            r = http_apply(url, case["original"], case["update"], instruction)
+            r = http_apply(url, case["original"], case["update"], instruction, engine=engine)
             info = r.json().get("fastapply", {}) if r.status_code == 200 else {}
             row = {"id": case["id"], "language": case["language"], "chars": len(case["original"]),
                    "http_status": r.status_code,
@@ -194,7 +234,8 @@ def evaluate(cases: list[dict], clients: tuple[str, ...], instruction: str) -> d
             for client in clients:
                 row["clients"][client] = _judge(case, row, by_id[f"{client}:{i}"], client, root, i)
         compacted = sum("anchor-compacted request" in line for line in server.log)
-        return {"instruction": instruction, "cases": len(cases), "clients": list(clients), "mcp_tools": out["tools"],
+        return {"instruction": instruction, "engine": engine, "healthy_s": server.healthy_s,
+                "cases": len(cases), "clients": list(clients), "mcp_tools": out["tools"],
                 "anchor_compacted_requests": compacted, "egress_attempts": egress_attempts(egress_log),
                 "summary": _summary(rows, clients), "rows": rows}
 
@@ -241,6 +282,8 @@ def render(report: dict) -> str:
         lines.append(f"{client:<14} {c['same_as_http']:>18} of {http['answered']:<4} {c['exact']:>7} "
                      f"{c['refused_untouched']:>13} of {http['refused']:<4}  {', '.join(c['bad']) or '-'}")
     lines.append(f"requests the server rebuilt from Morph's anchor compaction: {report['anchor_compacted_requests']}")
+    if report.get("healthy_s") is not None:
+        lines.append(f"server engine {report['engine']}: /health 200 after {report['healthy_s']} s")
     hosts = sorted({f"{a['host']}:{a['port']}" for a in report["egress_attempts"]})
     lines.append(f"non-loopback connections tried (all refused by no_egress.cjs): {len(report['egress_attempts'])}"
                  + (f" ({', '.join(hosts)})" if hosts else ""))
@@ -255,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="first N cases of each file")
     ap.add_argument("--large", type=int, default=0, help="also pad the first N cases past 128 KiB")
     ap.add_argument("--json", default=None, help="write the report here")
+    ap.add_argument("--engine", default="structural",
+                    help="the server's --http-default-engine (what the clients' model names select); a model "
+                         "engine (auto) loads the default model at start and waits for /health 200")
     args = ap.parse_args(argv)
     why = harness_ready()
     if why:
@@ -266,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown clients: {', '.join(sorted(unknown))}")
     cases = [c for path in args.cases for c in load_cases(path, args.limit)]
     cases += [pad_large(c) for c in cases[:args.large]]
-    report = evaluate(cases, clients, args.instruction)
+    report = evaluate(cases, clients, args.instruction, args.engine)
     print(render(report))
     if args.json:
         write_json(args.json, report)

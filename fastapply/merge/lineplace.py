@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from fastapply.merge.anchor import Candidate, OriginalIndex, Region, order_regions, place_region
 from fastapply.merge.checks import FILE_CHECKS, REGION_CHECKS, LinePlan, RegionFit, defines_something, named_refusal
 from fastapply.merge.checks.region_blanks import new_item_against_next_item
+from fastapply.merge.checks.region_edges import keyed_edges
 from fastapply.merge.checks.helpers import seam_copies
 from fastapply.merge.edge_lines import consume_back, consume_forward
 from fastapply.merge.result import (
@@ -558,15 +559,16 @@ def _anchored_span(i: int, c: Candidate, fit: RegionFit, variant: Variant | None
     inserted; the blank separator after new definitions, unless the variant flips it."""
     start = c.start if variant and (i, "lead") in variant.unpaired else fit.start
     end = c.end + 1 if variant and (i, "trail") in variant.unpaired else fit.end
-    if variant and (i, "trail") in variant.edge_edit:
-        end = next((j + 1 for j in range(fit.end, fit.next_start) if not is_blank(fit.orig[j])), end)
-    if variant and (i, "lead") in variant.edge_edit:
-        start = next((j for j in range(fit.start - 1, max(fit.prev_end, 0) - 1, -1) if not is_blank(fit.orig[j])), start)
+    if variant and variant.edge_edit:  # (only a side the check doubts: elsewhere no reading of its own)
+        for side, _, j in keyed_edges(fit):
+            if (i, side) in variant.edge_edit:
+                start, end = (start, j + 1) if side == "trail" else (j, end)
     if variant and (i, "after_first") in variant.inserted:
         return start, c.start + 1, list(c.lines)
     if variant and (i, "before_last") in variant.inserted:
         return c.end, end, list(c.lines)
-    sep = [] if variant and (i, "trail") in variant.edge_edit else _separator_after(fit)  # (it replaces a line)
+    edited = variant is not None and (i, "trail") in variant.edge_edit and any(x[0] == "trail" for x in keyed_edges(fit))
+    sep = [] if edited else _separator_after(fit)  # (the edge line replaces a line: no separator of its own)
     if variant and i in variant.separator_flipped:
         sep = [] if sep else _blank_if_new_code_meets(fit)
     return start, end, list(c.lines) + sep

@@ -73,26 +73,36 @@ def edge_line_keyed_like_next(fit: RegionFit) -> str | None:
     of that line, read as a new one because it changed too much to pair, or a new line beside it?
     Only where that key is the original's one line of it at that depth (a config key, an
     instruction); a key the original repeats (imports, rows, list items) is often added to."""
+    for side, new, j in keyed_edges(fit):
+        return (f"region {fit.i + 1}'s `{new.strip()[:40]}` sets `{edge_key(new)}` like the original's "
+                f"{'next' if side == 'trail' else 'previous'} line `{fit.orig[j].strip()[:40]}`, which would stay: "
+                "an edit of that line, or a new one beside it?")
+    return None
+
+
+def keyed_edges(fit: RegionFit) -> list[tuple[str, str, int]]:
+    """(side, the region's edge line, the original line beyond it) for each side where
+    `edge_line_keyed_like_next` doubts: "trail" (before the marker after) or "lead"."""
     o = fit.orig
     sides = []
     if fit.region.marker_after:
         code = [x for x in fit.new_trail if not is_blank(x)]
         beyond = next((j for j in range(fit.end, fit.next_start) if not is_blank(o[j])), None)
         if code and beyond is not None:
-            sides.append((code[-1], beyond))
+            sides.append(("trail", code[-1], beyond))
     if fit.region.marker_before:
         code = [x for x in fit.new_lead if not is_blank(x)]
         beyond = next((j for j in range(fit.start - 1, max(fit.prev_end, 0) - 1, -1) if not is_blank(o[j])), None)
         if code and beyond is not None:
-            sides.append((code[0], beyond))
-    for new, j in sides:
+            sides.append(("lead", code[0], beyond))
+    out = []
+    for side, new, j in sides:
         old = o[j]
         key = edge_key(new)
         if key and key == edge_key(old) and new.rstrip() != old.rstrip() and indent_of(new) == indent_of(old) and \
                 not is_import_line(new) and sum(1 for x in o if indent_of(x) == indent_of(old) and edge_key(x) == key) == 1:
-            return (f"region {fit.i + 1}'s `{new.strip()[:40]}` sets `{key}` like the original's next line "
-                    f"`{old.strip()[:40]}`, which would stay: an edit of that line, or a new one beside it?")
-    return None
+            out.append((side, new, j))
+    return out
 
 
 def edge_key(line: str) -> str:
