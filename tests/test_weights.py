@@ -112,3 +112,37 @@ def test_a_chat_spec_on_a_base_model_is_one_cli_error_line_and_nothing_written(t
     assert p.returncode == 1 and src.read_text() == ORIGINAL
     errors = [ln for ln in p.stderr.splitlines() if ln.startswith("fastapply: error:")]
     assert len(errors) == 1 and "no chat template" in errors[0] and "Traceback" not in p.stderr
+
+
+def test_a_cache_entry_is_built_by_one_process_at_a_time(tmp_path):
+    """`fsutil.cache_lock` (around joining a GGUF and converting it): a second holder waits until
+    the first lets go, so two processes starting on a fresh machine never write one file at once."""
+    import threading
+
+    from fastapply.fsutil import cache_lock
+
+    order: list[str] = []
+    first_in, release = threading.Event(), threading.Event()
+
+    def first():
+        with cache_lock(tmp_path / "entry"):
+            order.append("first in")
+            first_in.set()
+            release.wait(10)
+            order.append("first out")
+
+    def second():
+        first_in.wait(10)
+        with cache_lock(tmp_path / "entry"):
+            order.append("second in")
+
+    a, b = threading.Thread(target=first), threading.Thread(target=second)
+    a.start()
+    b.start()
+    first_in.wait(10)
+    b.join(0.5)
+    assert b.is_alive() and order == ["first in"]  # the second waits
+    release.set()
+    a.join(10)
+    b.join(10)
+    assert order == ["first in", "first out", "second in"]

@@ -275,14 +275,44 @@ def _as_definition(node, src: bytes) -> Definition | None:
     if not name:
         return None
     start = node.start_point.row
-    row = inner.start_point.row
-    line_start = src.rfind(b"\n", 0, inner.start_byte) + 1
-    line_end = src.find(b"\n", inner.start_byte)
+    row, at = inner.start_point.row, inner.start_byte
+    proper = _after_annotations(inner)
+    if proper is not None and proper.start_point.row > row:  # (`@Test` on its own lines, inside the node)
+        row, at = proper.start_point.row, proper.start_byte
+    line_start = src.rfind(b"\n", 0, at) + 1
+    line_end = src.find(b"\n", at)
     header = src[line_start:line_end if line_end >= 0 else len(src)].decode("utf-8", "replace").strip()
     d = Definition(kind, name, start, start, _end_row(node), row, header, node, _line_of(inner, src) or header)
     d.body = _body(inner) if kind in ("type", "impl", "test") else None
     d.members = _collect_in(d.body or inner, src) if kind in ("type", "impl", "test") else []
     return d
+
+
+# Annotations a grammar puts inside the definition's node (Java's and Kotlin's `modifiers`, C#'s
+# attribute lists, Swift's and Scala's annotations): on lines of their own above the definition
+# they are its attributes, as Rust's `#[test]` and Python's decorators are (separate nodes there).
+_INNER_ANNOTATIONS = frozenset({"annotation", "marker_annotation", "attribute_list", "attribute", "attributes"})
+
+
+def _after_annotations(inner):
+    """The definition's first node after its leading annotations (inside `modifiers` too), or None
+    when it opens with none."""
+    seen = False
+    for child in inner.children:
+        if child.type == "modifiers":
+            for m in child.children:
+                if m.type in _INNER_ANNOTATIONS:
+                    seen = True
+                elif m.type not in ("comment", "line_comment", "block_comment"):
+                    return m if seen else None
+            continue
+        if child.type in _INNER_ANNOTATIONS:
+            seen = True
+            continue
+        if child.type in ("comment", "line_comment", "block_comment"):
+            continue
+        return child if seen else None
+    return None
 
 
 def _line_of(inner, src: bytes) -> str:

@@ -12,7 +12,7 @@ from collections import Counter
 
 from fastapply.merge.checks.base import LinePlan
 from fastapply.merge.defs import Definition
-from fastapply.merge.text import code_of, is_blank
+from fastapply.merge.text import code_of, indent_of, is_blank, similar
 from fastapply.merge.whole_defs import header_counts
 
 
@@ -87,11 +87,20 @@ def header_deleted_body_kept(plan: LinePlan) -> str | None:
         shown = {x.rstrip() for x in repl}
         for d in plan.defs:
             if start <= d.node_start < end and d.end >= end and plan.orig[d.node_start].rstrip() not in shown and \
-                    not any(_short_name(d) in x for x in repl) and \
+                    not any(_short_name(d) in x for x in repl) and not _edited_header_shown(d, repl, plan.orig) and \
                     any(not is_blank(x) for x in plan.orig[end:d.end + 1]):
                 return (f"region {i + 1} would delete the header `{d.header[:50]}` (line {d.node_start + 1}) but keep "
                         "the rest of that definition: misplaced?")
     return None
+
+
+def _edited_header_shown(d: Definition, repl: list[str], orig: list[str]) -> bool:
+    """The region shows the header edited, a rename included (`public void testMapCreation() {` for
+    `public void testStringMapCreation() {`, below its `@Test`): a line at the header's depth that
+    opens a block like it and reads as a version of it."""
+    header = orig[d.node_start]
+    return any(indent_of(x) == indent_of(header) and x.rstrip()[-1:] == header.rstrip()[-1:] and
+               x.split()[:1] == header.split()[:1] and similar(x, header) for x in repl if x.strip())
 
 
 def _short_name(d: Definition) -> str:
