@@ -242,7 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     cases, merges = [c for c, _ in picked], [m for _, m in picked]
     applier = Applier(model_name=args.model)
     if args.engine in ("speculative", "plain") or (args.engine == "auto" and any(m["merge_refused"] for m in merges)):
-        applier.model  # noqa: B018 (load it before the clock starts: the seconds are the requests')
+        model = applier.model  # load it before the clock starts: the seconds are the requests'
+        if args.engine == "auto" and hasattr(model, "judge_backend"):
+            model.judge_backend()  # the judge's copy of the weights is loading too
     rows = []
     for i, (c, m) in enumerate(zip(cases, merges)):
         rows.append(run_case(applier, c, args.engine, m))

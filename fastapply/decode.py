@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from fastapply.backends.base import Backend
+from fastapply.backends.base import Backend, prefill_in_passes
 from fastapply.draft import Drafter
 from fastapply.types import ApplyError, Stats
 
@@ -197,7 +197,8 @@ def decode(
 
     t0 = time.perf_counter()
     try:
-        logits = backend.prefill(list(prompt_ids))
+        logits = prefill_in_passes(backend, list(prompt_ids), should_stop,
+                                   lambda: ApplyError("cancelled", "the apply was cancelled"))
         stats.prompt_tokens = len(prompt_ids)
         stats.forward_passes += 1
         _, tok = pick(logits[None], [])

@@ -190,6 +190,7 @@ def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, 
     if len(readings) >= 2:
         model = get_model()
         if getattr(model, "score", None) is not None:
+            _prepare_judge(model)
             budget.start()
             verdict = _judged(model, model_lock, req, merge, budget.stop(should_stop))
             judged = _judged_result(req, language, readings, verdict)
@@ -244,23 +245,45 @@ def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, 
     yield result
 
 
+def _prepare_judge(model) -> None:
+    """The judge's copy of the weights (bf16 on a CPU), made once per model: loading, which no
+    request's budget pays (the first such request waits for it, a few seconds for 0.5B)."""
+    prepare = getattr(model, "judge_backend", None)
+    if prepare is not None:
+        prepare()
+
+
 class Budget:
     """`auto`'s model budget for one request: a clock started when the model takes the request up
-    (after loading: a first request's load is not the request's cost), read by `should_stop`."""
+    (after loading: a first request's load is not the request's cost), read before every forward
+    pass (`due`). It is due once the deadline would pass by the end of the next step: a step is the
+    time between two reads (a pass and its bookkeeping), and the longest seen so far is kept in
+    reserve, so a request stops before its deadline rather than one pass after it (on this CPU a
+    pass takes ~1 s: evals/RESULTS.md, "auto in bounded time")."""
 
     def __init__(self, seconds: float | None):
         self.seconds = DEFAULT_MODEL_BUDGET_S if seconds is None else seconds
         self.deadline: float | None = None
+        self.last: float | None = None
+        self.step = 0.0
 
     def start(self) -> None:
         if self.deadline is None and self.seconds:
             self.deadline = time.monotonic() + self.seconds
 
+    def due(self) -> bool:
+        """Read before a step: is the budget spent, or would it be by the step's end?"""
+        now = time.monotonic()
+        if self.last is not None:
+            self.step = max(self.step, now - self.last)
+        self.last = now
+        return self.spent()
+
     def spent(self) -> bool:
-        return self.deadline is not None and time.monotonic() >= self.deadline
+        return self.deadline is not None and time.monotonic() + self.step >= self.deadline
 
     def stop(self, caller: ShouldStop | None) -> _BudgetStop:
-        """The caller's should_stop, or the budget spent."""
+        """The caller's should_stop, or the budget due."""
         return _BudgetStop(self, caller)
 
     def spent_line(self, doing: str) -> str:
@@ -269,13 +292,13 @@ class Budget:
 
 
 class _BudgetStop:
-    """A should_stop that is true when the caller's is, or when the budget is spent."""
+    """A should_stop that is true when the caller's is, or when the budget is due."""
 
     def __init__(self, budget: Budget, caller: ShouldStop | None):
         self.budget, self.caller = budget, caller
 
     def __call__(self) -> bool:
-        return self.cancelled() or self.budget.spent()
+        return self.cancelled() or self.budget.due()
 
     def cancelled(self) -> bool:
         return self.caller is not None and self.caller()
@@ -321,7 +344,7 @@ class _OwnTokens:
             return True
         if self.departed:
             return True
-        if self.budget is not None and self.budget.spent():
+        if self.budget is not None and self.budget.due():
             self.out_of_budget = True
             return True
         self.tripped = self.stats.output_tokens - self.stats.accepted_tokens > MAX_OWN_TOKENS
@@ -373,6 +396,8 @@ def _model(get_model, model_lock, req: ApplyRequest, language: str | None, sourc
     `confirm`: the file must be one of the merge's readings; an engine that judges in another
     dtype decodes it so (`ModelEngine.confirm`). `on_loaded` is called once the model is loaded."""
     model = get_model()
+    if confirm:
+        _prepare_judge(model)
     if on_loaded is not None:
         on_loaded()
     stats = stats if stats is not None else Stats()

@@ -289,3 +289,33 @@ def test_block_verification_accepts_as_many_tokens_as_token_wise(draft_rows):
 def test_unknown_verifier_is_refused():
     with pytest.raises(ValueError, match="verify must be one of block, token"):
         run(ReplayBackend([5, 6], END), None, 5, temperature=1.0, verify="joint")
+
+
+def test_a_prompt_prefilled_in_passes_decodes_as_one_pass_and_stops_between_passes(tiny_model, monkeypatch):
+    """Under a `should_stop` the prompt is prefilled in passes (a cancel or a spent model budget
+    waits for one pass, not for the whole prompt): the same greedy output as one pass."""
+    from fastapply.backends import base
+
+    be = HFBackend(tiny_model)
+    prompt = [(7 * i + 3) % 12 for i in range(30)]
+    whole = be.prefill(prompt).clone()
+    be.release()
+    passes = []
+    forward = be.forward
+    monkeypatch.setattr(be, "forward", lambda ids: passes.append(len(ids)) or forward(ids))
+    stepped = base.prefill_in_passes(be, prompt, lambda: False, lambda: AssertionError("no stop"), chunk=8)
+    assert passes == [8, 8, 6] and be.length == 30
+    assert torch.allclose(stepped, whole, atol=1e-5)
+    be.release()
+
+    plain = list(decode(HFBackend(tiny_model), prompt, None, DecodeConfig(max_new_tokens=20), stop_ids=frozenset()))
+    monkeypatch.setattr(base, "PREFILL_PASS", 8)
+    stepped_out = list(decode(HFBackend(tiny_model), prompt, None, DecodeConfig(max_new_tokens=20),
+                              stop_ids=frozenset(), should_stop=lambda: False))
+    assert sum(stepped_out, []) == sum(plain, [])
+
+    asked = []
+    with pytest.raises(ApplyError) as e:
+        list(decode(HFBackend(tiny_model), prompt, None, DecodeConfig(max_new_tokens=20),
+                    should_stop=lambda: asked.append(1) or len(asked) > 1))
+    assert e.value.code == "cancelled" and len(asked) == 2  # stopped before the prompt's third pass

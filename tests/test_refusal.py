@@ -238,3 +238,21 @@ def test_every_front_end_carries_the_model_budget():
     for argv in (["apply", "a.py", "--update", "u.py", "--model-budget", "4"],
                  ["serve", "--model-budget", "4"], ["codemod", "--manifest", "m.jsonl", "--model-budget", "4"]):
         assert build_parser().parse_args(argv).model_budget == 4.0  # CLI, serve, codemod
+
+
+def test_the_budget_is_due_one_step_before_its_deadline(monkeypatch):
+    """A forward pass cannot be cut: the budget keeps the longest step between two reads in reserve,
+    so a request stops before its deadline instead of one pass after it (a fake clock)."""
+    from fastapply import pipeline
+
+    now = [100.0]
+    monkeypatch.setattr(pipeline.time, "monotonic", lambda: now[0])
+    budget = pipeline.Budget(10.0)
+    budget.start()
+    seen = []
+    for _ in range(5):
+        seen.append((now[0] - 100.0, budget.due()))
+        now[0] += 3.0  # each step (a pass and its bookkeeping) takes 3 s
+    # at 6 s the next step ends at 9 s: go on; at 9 s it would end at 12 s, past 10 s: stop there
+    assert seen[:4] == [(0.0, False), (3.0, False), (6.0, False), (9.0, True)]
+    assert pipeline.Budget(0).due() is False  # 0: no budget

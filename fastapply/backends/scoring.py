@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from fastapply.backends.base import Backend
+from fastapply.backends.base import Backend, prefill_in_passes
 from fastapply.types import ApplyError, ShouldStop
 
 # Tokens per forward pass while scoring: each pass materialises [chunk, vocab] fp32 logits
@@ -23,13 +23,16 @@ def score_continuations(backend: Backend, prefix: list[int], continuations: list
     continuation must be non-empty. `should_stop()` is asked before every forward pass: true
     raises ApplyError('cancelled'). The backend's sequence is released at the end, either way."""
 
+    def stopped() -> ApplyError:
+        return ApplyError("cancelled", "scoring stopped: the request was cancelled or its model budget ran out")
+
     def check() -> None:
         if should_stop is not None and should_stop():
-            raise ApplyError("cancelled", "scoring stopped: the request was cancelled or its model budget ran out")
+            raise stopped()
 
     try:
         check()
-        first = torch.log_softmax(backend.prefill(prefix).float(), -1)
+        first = torch.log_softmax(prefill_in_passes(backend, prefix, should_stop, stopped).float(), -1)
         scores = []
         for cont in continuations:
             total = float(first[cont[0]])
