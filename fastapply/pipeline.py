@@ -20,6 +20,7 @@ from fastapply.edit_checks import check_edit_applied
 from fastapply.languages import detect_language, grammar_problem
 from fastapply.markers import marker_flags, split_inline
 from fastapply.merge import MergeResult, structural_merge
+from fastapply.merge.core import INPUT_CHECK
 from fastapply.merge.core import merge as merge_core
 from fastapply.merge.readings import describe as describe_readings
 from fastapply.refusal import context_hints, hint_line
@@ -98,8 +99,11 @@ def refusal(merge: MergeResult, req: ApplyRequest, prefix: str = "structural mer
     readings and hints ride along for the front-ends' structured answers."""
     reasons = merge.reasons + list(more or [])
     texts = [r.text for r in merge.readings]
-    hints = context_hints(req.original, req.update, texts, _merged_text(merge.language, req.path))
-    hint = hint_line(req.original, req.update, hints, len(texts))
+    if merge.check == INPUT_CHECK:  # the input itself: its reason says what to send instead
+        hints, hint = [], merge.reasons[0][:1].upper() + merge.reasons[0][1:] + "."
+    else:
+        hints = context_hints(req.original, req.update, texts, _merged_text(merge.language, req.path))
+        hint = hint_line(req.original, req.update, hints, len(texts))
     message = hint + "\n" + prefix + "; ".join(reasons) + " [" + describe_readings(merge.readings) + "]"
     return ApplyError(code, message, reasons, [(r.how, r.text) for r in merge.readings], hint, hints)
 

@@ -235,6 +235,9 @@ def test_a_minified_file_is_refused_with_its_reason(lang):
     with pytest.raises(ApplyError) as e:
         Applier().apply(ApplyRequest(orig, MINIFIED_EDIT[lang], language=lang, engine="structural"))
     assert e.value.code == "refused" and "minified" in e.value.message
+    # the first line says what to do instead (no context line could help), not "resend with more lines"
+    assert e.value.message.split("\n", 1)[0] == e.value.hint
+    assert e.value.hint.startswith("Edit the source this file is built from: it looks minified") and not e.value.hints
 
 
 def test_binary_content_is_refused_and_one_long_line_among_many_is_not():

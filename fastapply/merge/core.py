@@ -53,6 +53,11 @@ class _Edit:
         return [f.line() for f in validate(self.original, self.update, text, self.lang) if f.severity == "error"]
 
 
+# The check of a refusal on the input itself (empty, binary, minified): its reason says what to send
+# instead, so it is the refusal's first line; no added context line could help.
+INPUT_CHECK = "unmergeable_input"
+
+
 def _refuse(reasons: list[str], lang: str | None, method: str = "", check: str = "") -> MergeResult:
     return MergeResult(None, 0.0, reasons, lang, method, check=check)
 
@@ -159,10 +164,11 @@ def _whole_file_reading(edit: _Edit, placed: Placement) -> str | None:
 def _read(original: str, update: str, lang: str | None) -> _Edit | MergeResult:
     """The request read into lines and regions, or a refusal (empty, unparsable, unreadable)."""
     if not update.strip():
-        return _refuse(["the update is empty"], lang)
+        return _refuse(["send the changed code, with markers for what stays: the update is empty"], lang,
+                       check=INPUT_CHECK)
     unfit = unmergeable_input(original, update)  # binary or minified: refused before any work
     if unfit:
-        return _refuse([unfit], lang)
+        return _refuse([unfit], lang, check=INPUT_CHECK)
     orig_lines, newline, trailing = split_lines(original)
     upd_lines, _, upd_trailing = split_lines(update)
 
