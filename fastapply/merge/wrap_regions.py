@@ -25,6 +25,13 @@ def after_wrapped_block(lines: list[str], orig: list[str], lo: int, hi: int, w: 
     if end <= lo:
         return "the wrapped code is empty"
     if at == "replace_last":
+        # A region that goes on with the new block (`except E:`, `} catch (e) {`, `} else {`) follows
+        # the wrapped code whole: read in place of its last statement, that statement would be
+        # deleted unshown, and the reading only narrows the judge's margin (agent set 1's
+        # `B_python`: 4.8 nats over the next reading, 2.55 with this one).
+        head = next((x for x in lines if not is_blank(x)), "")
+        if clause_word(head):
+            return "a region that goes on with the new block replaces no statement"
         last = last_statement(orig, lo, end, w.level)
         if last is None or last <= lo:
             return "the wrapped code has no last statement to replace"
