@@ -39,7 +39,7 @@ from pathlib import Path
 import httpx
 
 from evals.common import write_json
-from evals.morph_clients import egress_attempts, serve_structural
+from evals.morph_clients import egress_attempts, node_harness_ready, serve_structural
 
 REPO = Path(__file__).resolve().parent.parent
 HARNESS = REPO / "tests" / "http_clients"
@@ -123,12 +123,7 @@ def reference(case: Case, client: str) -> str | None:
 
 def harness_ready() -> str | None:
     """Why the Node harness cannot run, or None."""
-    if subprocess.run(["node", "--version"], capture_output=True).returncode != 0:
-        return "node is not installed"
-    for package in ("@relace-ai/relace", "@continuedev/openai-adapters"):
-        if not (HARNESS / "node_modules" / package).exists():
-            return f"{HARNESS}/node_modules lacks {package} (make http-clients-deps, or npm ci there)"
-    return None
+    return node_harness_ready(HARNESS, ("@relace-ai/relace", "@continuedev/openai-adapters"), "http-clients-deps")
 
 
 def run_harness(url: str, key: str, jobs: list[dict], egress_log: Path, metrics_url: str | None = None,

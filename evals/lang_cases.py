@@ -48,7 +48,7 @@ import yaml
 from fastapply.data.defined import has_marker_lines, why_undefined
 from fastapply.data.gitcases import BlobReader, Commit, Limits, commits, text_of
 from fastapply.data.hunks import Diff, diff, lines_of, whitespace_only
-from fastapply.data.regions import Region, context_regions
+from fastapply.data.regions import Region, context_regions, spans_to_regions
 from fastapply.data.snippets import Style
 from fastapply.markers import looks_like_marker
 
@@ -295,13 +295,7 @@ def block_regions(d: Diff, language: str) -> list[Region] | None:
                 return None  # overlapping blocks
             continue
         spans.append(span)
-    out = []
-    for s, e in spans:
-        os_, oe = d.map_start(s), d.map_end(e)
-        if os_ is None or oe is None:
-            return None
-        out.append(Region(s, e, os_, oe, "context"))
-    return out
+    return spans_to_regions(d, spans)
 
 
 def _block_span(exp: list[str], j1: int, j2: int) -> tuple[int, int] | None:

@@ -66,20 +66,46 @@ class Served:
     healthy_s: float | None = None  # a model engine: seconds from the command to /health 200
 
 
-@contextlib.contextmanager
-def serve_structural(*extra: str) -> Iterator[Served]:
+def serve_structural(*extra: str) -> contextlib.AbstractContextManager[Served]:
     """`fastapply serve --http-port 0 --http-default-engine structural` on loopback."""
-    cmd = [sys.executable, "-m", "fastapply.cli", "serve", "--port", "0", "--no-preload", "--http-port", "0",
-           "--http-default-engine", "structural", *extra]
+    return serve_engine("structural", *extra)
+
+
+@contextlib.contextmanager
+def serve_engine(engine: str, *extra: str) -> Iterator[Served]:
+    """The server the clients talk to, on loopback: structural alone (no model loaded), or (`auto`,
+    ...) the default model loaded at start, waiting until /health is 200 and recording how long that
+    took (`Served.healthy_s`)."""
+    t0 = time.monotonic()
+    cmd = [sys.executable, "-m", "fastapply.cli", "serve", "--port", "0", "--http-port", "0",
+           "--http-default-engine", engine, *extra] + (["--no-preload"] if engine == "structural" else [])
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        yield _started(proc)
+        served = _started(proc)
+        if engine != "structural":
+            served.healthy_s = _healthy_after(served, t0)
+        yield served
     finally:
         proc.terminate()
         try:
             proc.wait(20)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+MODEL_HEALTH_S = 900  # a fresh machine converts the default model's GGUF once (about a minute)
+
+
+def _healthy_after(served: Served, t0: float) -> float:
+    """Seconds from `t0` until the server's /health is 200 (a model engine loads first)."""
+    while time.monotonic() - t0 < MODEL_HEALTH_S:
+        try:
+            if httpx.get(served.url + "/health", timeout=5).status_code == 200:
+                return round(time.monotonic() - t0, 1)
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"the server was not healthy within {MODEL_HEALTH_S} s:\n" + "".join(served.log))
 
 
 def _started(proc: subprocess.Popen) -> Served:
@@ -100,10 +126,16 @@ def _started(proc: subprocess.Popen) -> Served:
 
 def harness_ready() -> str | None:
     """Why the Node harness cannot run, or None."""
+    return node_harness_ready(HARNESS, ("@morphllm/morphmcp",), "morph-clients-deps")
+
+
+def node_harness_ready(harness: Path, packages: tuple[str, ...], make_target: str) -> str | None:
+    """Why a Node harness (a folder with its package-lock.json) cannot run, or None."""
     if subprocess.run(["node", "--version"], capture_output=True).returncode != 0:
         return "node is not installed"
-    if not (HARNESS / "node_modules" / "@morphllm" / "morphmcp").exists():
-        return f"{HARNESS}/node_modules is missing (make morph-clients-deps, or npm ci there)"
+    for package in packages:
+        if not (harness / "node_modules" / package).exists():
+            return f"{harness}/node_modules lacks {package} (make {make_target}, or npm ci there)"
     return None
 
 
@@ -161,44 +193,6 @@ def pad_large(case: dict) -> dict:
     block = "\n" + head + "".join(lines) + tail
     expected = case["expected"] if case["expected"].endswith("\n") else case["expected"] + "\n"
     return {**case, "id": case["id"] + "+large", "original": original + block, "expected": expected + block}
-
-
-def serve_engine(engine: str) -> contextlib.AbstractContextManager[Served]:
-    """The server the clients talk to: structural alone, or (`auto`, ...) the default model loaded
-    at start; waits until /health is 200 and records how long that took (`Served.healthy_s`)."""
-    if engine == "structural":
-        return serve_structural()
-    return _serve_model(engine)
-
-
-@contextlib.contextmanager
-def _serve_model(engine: str) -> Iterator[Served]:
-    t0 = time.monotonic()
-    cmd = [sys.executable, "-m", "fastapply.cli", "serve", "--port", "0", "--http-port", "0",
-           "--http-default-engine", engine]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        served = _started(proc)
-        while time.monotonic() - t0 < MODEL_HEALTH_S:
-            try:
-                if httpx.get(served.url + "/health", timeout=5).status_code == 200:
-                    served.healthy_s = round(time.monotonic() - t0, 1)
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        else:
-            raise RuntimeError(f"the server was not healthy within {MODEL_HEALTH_S} s:\n" + "".join(served.log))
-        yield served
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-MODEL_HEALTH_S = 900  # a fresh machine converts the default model's GGUF once (about a minute)
 
 
 def evaluate(cases: list[dict], clients: tuple[str, ...], instruction: str, engine: str = "structural") -> dict:

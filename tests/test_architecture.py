@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import subprocess
 import sys
@@ -12,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "architecture.py"
 
 
+@functools.cache
 def _module():
     spec = importlib.util.spec_from_file_location("architecture", SCRIPT)
     mod = importlib.util.module_from_spec(spec)
@@ -43,18 +45,12 @@ def test_no_import_cycle_and_no_function_over_80_lines():
 # and a plain `import pkg.mod` read only pkg.mod: pkg/__init__ runs first, but when it is the module
 # still initialising, nothing is read from it.
 
-def _type_checking(node: ast.AST) -> bool:
-    t = node.test if isinstance(node, ast.If) else None
-    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
-        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
-
-
 def _run_on_import(node: ast.AST):
     """The statements below `node` that run when its module is imported."""
     for child in ast.iter_child_nodes(node):
         if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             continue
-        if _type_checking(child):
+        if isinstance(child, ast.If) and _module()._is_type_checking(child):
             for other in child.orelse:
                 yield other
                 yield from _run_on_import(other)

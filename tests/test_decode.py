@@ -314,8 +314,10 @@ def test_a_prompt_prefilled_in_passes_decodes_as_one_pass_and_stops_between_pass
                               stop_ids=frozenset(), should_stop=lambda: False))
     assert sum(stepped_out, []) == sum(plain, [])
 
-    asked = []
+    asked, out = [], []
     with pytest.raises(ApplyError) as e:
-        list(decode(HFBackend(tiny_model), prompt, None, DecodeConfig(max_new_tokens=20),
-                    should_stop=lambda: asked.append(1) or len(asked) > 1))
-    assert e.value.code == "cancelled" and len(asked) == 2  # stopped before the prompt's third pass
+        for toks in decode(HFBackend(tiny_model), prompt, None, DecodeConfig(max_new_tokens=20),
+                           should_stop=lambda: asked.append(1) or len(asked) > 1):
+            out.append(toks)
+    # stopped inside the prompt, before its third pass: no token was written (one pass would have)
+    assert e.value.code == "cancelled" and len(asked) == 2 and out == []

@@ -61,10 +61,12 @@ def counter():
 
 
 @contextlib.contextmanager
-def serving(applier=None, *, token=None, counter=None, max_body_bytes=16 * 1024 * 1024, **kw):
+def serving(applier=None, *, token=None, counter=None, max_body_bytes=16 * 1024 * 1024,
+            default_engine=DEFAULT_ENGINE, **kw):
     kw.setdefault("preload", False)
     srv = FastApplyServer(applier if applier is not None else Applier(), host="127.0.0.1", port=0, token=token, **kw)
-    http = attach_http(srv, 0, token=token, counter=counter, max_body_bytes=max_body_bytes)
+    http = attach_http(srv, 0, token=token, counter=counter, max_body_bytes=max_body_bytes,
+                       default_engine=default_engine)
     srv.start()
     try:
         yield srv, http

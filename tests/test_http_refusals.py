@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from pathlib import Path
@@ -21,11 +20,10 @@ import httpx
 import openai
 import pytest
 from openai import OpenAI
+import test_http
 from test_grpc import wait_until
 
 from fastapply.api import Applier, ApplyError, ApplyRequest
-from fastapply.httpapi.server import attach_http
-from fastapply.server import FastApplyServer
 
 REPO = Path(__file__).resolve().parent.parent
 CASES_FILE = Path(os.environ.get("FASTAPPLY_SHARED", REPO.parent / "shared")) / "evals" / "commits_dev.jsonl"
@@ -36,15 +34,9 @@ MARKED = "# ... existing code ...\ndef mul(a, b):\n    return a * b\n"
 NEW_FILE = "def mul(a, b):\n    return a * b\n"
 
 
-@contextlib.contextmanager
-def serving(applier=None, **http_kw):
-    srv = FastApplyServer(applier or Applier(), host="127.0.0.1", port=0, preload=False)
-    http = attach_http(srv, 0, default_engine="structural", **http_kw)
-    srv.start()
-    try:
-        yield srv, http
-    finally:
-        srv.stop(grace=0).wait(10)
+def serving(applier=None, **kw):
+    """test_http's server, structural by default (no model loads)."""
+    return test_http.serving(applier, default_engine="structural", **kw)
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ editor does (refusing a stale version), and sends didChange back.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -299,13 +300,22 @@ def slow_config(marker):
                               server_env=env)
 
 
+@contextlib.asynccontextmanager
+async def session(config: ClientServerConfig):
+    """A client of the server `config` starts, its session initialized; shut down after."""
+    c = await config.start()
+    await c.initialize_session(types.InitializeParams(capabilities=capabilities(), root_uri="file:///tmp"))
+    try:
+        yield c
+    finally:
+        await c.shutdown_session()
+        await c.stop()
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def slow(slow_config):
-    c = await slow_config.start()
-    await c.initialize_session(types.InitializeParams(capabilities=capabilities(), root_uri="file:///tmp"))
-    yield c
-    await c.shutdown_session()
-    await c.stop()
+    async with session(slow_config) as c:
+        yield c
 
 
 async def _wait_for(pred, timeout: float = 10.0):
@@ -562,12 +572,9 @@ async def test_apply_reading_bad_arguments(client: LanguageClient, arg, expect):
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def small_limit():
     """A server whose clients take small messages: the readings' whole files are left out."""
-    c = await ClientServerConfig(server_command=SERVER + ["--max-refusal-bytes", "2000"],
-                                 client_factory=make_client).start()
-    await c.initialize_session(types.InitializeParams(capabilities=capabilities(), root_uri="file:///tmp"))
-    yield c
-    await c.shutdown_session()
-    await c.stop()
+    async with session(ClientServerConfig(server_command=SERVER + ["--max-refusal-bytes", "2000"],
+                                          client_factory=make_client)) as c:
+        yield c
 
 
 async def test_texts_left_out_over_the_limit(small_limit: LanguageClient):
@@ -609,12 +616,9 @@ build_server(RefusingApplier(), "structural").start_io(sys.stdin.buffer, sys.std
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def refusing():
-    c = await ClientServerConfig(server_command=[sys.executable, "-c", REFUSING_SERVER],
-                                 client_factory=make_client).start()
-    await c.initialize_session(types.InitializeParams(capabilities=capabilities(), root_uri="file:///tmp"))
-    yield c
-    await c.shutdown_session()
-    await c.stop()
+    async with session(ClientServerConfig(server_command=[sys.executable, "-c", REFUSING_SERVER],
+                                          client_factory=make_client)) as c:
+        yield c
 
 
 async def test_a_refusal_without_readings(refusing: LanguageClient):

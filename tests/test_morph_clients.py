@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
+import node_harness
 import pytest
 
 from evals.morph_clients import (
@@ -43,17 +43,7 @@ EXT = {"python": ".py", "go": ".go", "rust": ".rs", "java": ".java", "javascript
 
 
 def _ensure_harness() -> None:
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node/npm not installed")
-    if harness_ready() is not None:
-        try:  # as test_vscode does: the npm cache may hold the locked packages
-            subprocess.run(["npm", "ci", "--offline", "--no-audit", "--no-fund"], cwd=HARNESS, capture_output=True,
-                           timeout=300)
-        except subprocess.TimeoutExpired:
-            pass
-    why = harness_ready()
-    if why is not None:
-        pytest.skip(why)
+    node_harness.ensure(HARNESS, harness_ready)
 
 
 def _cases() -> list[dict]:

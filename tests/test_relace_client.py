@@ -18,9 +18,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import subprocess
 
+import node_harness
 import pytest
 from test_grpc import SlowApplier, wait_until
 
@@ -46,17 +46,7 @@ UPDATE = "def add(a, b):\n    # the sum\n    return a + b\n\n# ... existing code
 # -- shared by the client tests (test_continue_client, test_avante_request import these) --------------
 
 def ensure_harness() -> None:
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node/npm not installed")
-    if harness_ready() is not None:
-        try:  # as test_morph_clients does: the npm cache may hold the locked packages
-            subprocess.run(["npm", "ci", "--offline", "--no-audit", "--no-fund"], cwd=HARNESS, capture_output=True,
-                           timeout=300)
-        except subprocess.TimeoutExpired:
-            pass
-    why = harness_ready()
-    if why is not None:
-        pytest.skip(why)
+    node_harness.ensure(HARNESS, harness_ready)
 
 
 @contextlib.contextmanager

@@ -53,6 +53,12 @@ def context_regions(d: Diff, n: int) -> list[Region] | None:
             spans[-1] = (spans[-1][0], max(e, spans[-1][1]))
         else:
             spans.append((s, e))
+    return spans_to_regions(d, spans)
+
+
+def spans_to_regions(d: Diff, spans: list[tuple[int, int]]) -> list[Region] | None:
+    """Spans of the expected file as context regions with their lines in the original, or None when
+    one of them does not map."""
     out = []
     for s, e in spans:
         os_, oe = d.map_start(s), d.map_end(e)
