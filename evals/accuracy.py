@@ -1,7 +1,7 @@
 """Accuracy of an apply engine on JSONL cases: exact, whitespace-insensitive match, refusals and
 silent wrong answers (a result returned as good that differs from `expected`).
 
-    .venv/bin/python -m evals.accuracy --engine structural --cases ../shared/evals/commits_dev.jsonl \
+    .venv/bin/python -m evals.accuracy --engine structural --cases evals/cases/commits_dev.jsonl \
         --json out/acc_commits.json
 
 Goes through the core API (`Applier.apply`), as every front-end does. Continue fixtures (`source`

@@ -19,7 +19,7 @@ from pathlib import Path
 from fastapply.languages import bracket_balance, detect_language, parse, unparsable
 from fastapply.validate import validate
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "evals"
+DATA = Path(__file__).resolve().parents[1] / "evals" / "cases"
 SETS = ("commits_dev.jsonl", "hard_dev.jsonl", "public_fixtures.jsonl")
 
 

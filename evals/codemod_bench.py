@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-EVALS = Path(__file__).resolve().parents[1].parent / "shared" / "evals"
+EVALS = Path(__file__).resolve().parents[1] / "evals" / "cases"
 
 
 def build_repo(root: Path, n: int, max_lines: int | None, structural_exact: bool) -> list[dict]:

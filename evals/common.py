@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -9,7 +10,9 @@ from pathlib import Path
 def load_cases(path: str | Path, limit: int | None = None, max_lines: int | None = None) -> list[dict]:
     """Cases in file order; `max_lines` keeps only originals of at most that many lines."""
     cases = []
-    with open(path, encoding="utf-8") as f:
+    # a large set is kept gzipped (evals/cases/large_files.jsonl.gz: two copies of a 5,000-line file a case)
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
         for line in f:
             if not line.strip():
                 continue

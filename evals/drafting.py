@@ -1,6 +1,6 @@
 """Drafting quality apart from any model: tokens per forward pass against a perfect model.
 
-    .venv/bin/python -m evals.drafting --cases ../shared/evals/commits_dev.jsonl --json out/drafting.json \
+    .venv/bin/python -m evals.drafting --cases evals/cases/commits_dev.jsonl --json out/drafting.json \
         [--report out/drafting] [--k-max 64] [--sweep 16,32,64,128,256]
 
 A replay backend emits each case's `expected` tokens (a model that always merges right), and the

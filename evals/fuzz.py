@@ -3,7 +3,7 @@ many cases merge exactly, are refused, or come back silently wrong (returned as 
 
     .venv/bin/python -m evals.fuzz --per-pattern 2000 --seed 1 --json out/fuzz.json [--jobs 2]
 
-Each case is one edit of one original from ../shared/evals/*.jsonl (evaluated only, never edited),
+Each case is one edit of one original from evals/cases/*.jsonl (evaluated only, never edited),
 drawn by a generator in evals/fuzz_edits.py, fuzz_moves.py, fuzz_wraps.py or fuzz_props.py (the
 property tests' shapes), rendered as a lazy snippet with or without context lines and careful or
 loose markers.
@@ -25,11 +25,11 @@ from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 
-from evals import fuzz_edits, fuzz_moves, fuzz_props, fuzz_wraps
+from evals import fuzz_edits, fuzz_messy, fuzz_moves, fuzz_props, fuzz_wraps
 from evals.common import write_json
 from evals.fuzz_common import RandomPick, Source, keeps_syntax
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "evals"
+DATA = Path(__file__).resolve().parents[1] / "evals" / "cases"
 SETS = ("commits_dev.jsonl", "hard_dev.jsonl", "public_fixtures.jsonl")
 GROUPS = {"python": ("python",), "js": ("javascript", "typescript", "tsx", "jsx"), "go": ("go",),
           "rust": ("rust",), "java": ("java",)}
@@ -55,6 +55,7 @@ PATTERNS = {  # name -> (generator, language groups it applies to)
     "wrap_body": (fuzz_wraps.wrap_body, ALL),
     "wrap_tail": (fuzz_wraps.wrap_tail, ALL),
     "delete_look_alike": (fuzz_moves.delete_look_alike, ALL),
+    "messy": (fuzz_messy.messy, ALL),
 }
 ATTEMPTS = 40  # draws per case before the case is given up (the pattern fits few originals)
 EXT = {"python": "py", "javascript": "js", "jsx": "jsx", "typescript": "ts", "tsx": "tsx", "go": "go",

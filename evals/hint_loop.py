@@ -1,6 +1,6 @@
 """The hint loop: does a refusal's first line tell an agent what to resend?
 
-    .venv/bin/python -m evals.hint_loop --cases ../shared/evals/hard_dev.jsonl [--cases ...] [--json out.json]
+    .venv/bin/python -m evals.hint_loop --cases evals/cases/hard_dev.jsonl [--cases ...] [--json out.json]
     .venv/bin/python -m evals.hint_loop --fuzz-seed S --fuzz-per-pattern N   # fuzz draws (evals.fuzz)
 
 For each case the structural merge refuses (through the core API, as every front-end) and whose

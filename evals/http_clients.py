@@ -1,26 +1,41 @@
-"""Relace's SDK, Continue's OpenAI adapters and avante.nvim's request, unmodified, against a live
-`fastapply serve --http-port` (structural engine): one table of exact / refused / wrong per client.
+"""Every HTTP client of an apply model fastapply has, unmodified, against a live `fastapply serve
+--http-port` (structural engine): one table of exact / refused / wrong / failed per client and format.
 
     .venv/bin/python -m evals.http_clients --json out/http_clients.json
 
 Ten shared cases (`pick_cases`): eight the HTTP API answers with the case's expected file, of as many
 languages as the set has, and two it refuses. Each goes through every client (tests/http_clients/run.mjs
-for the Node clients; `npm ci` there first, or `make http-clients-deps`):
+for the Node clients, `make http-clients-deps`; tests/py_clients/run.py for the Python ones, `make
+py-clients-deps`):
 
     relace            @relace-ai/relace 0.6.0: client.post("/code/apply", {body}), RELACE_BASE_URL = the server
     relace-stream     the same with {stream: true}: the text of its {"chunk"} events
     continue-openai   @continuedev/openai-adapters 1.37.0, provider `openai`, as Continue's apply step calls
-                      it (stream, stream_options.include_usage, max_tokens 4096), fastapply's apply prompt
+                      it (stream, stream_options.include_usage, max_tokens 4096), Morph's apply prompt
     continue-relace   its provider `relace` as Continue's core calls it today: `prediction` undefined, so
                       `initialCode: ""` and the snippet alone
+    continue-default  Continue's default apply prompt (ORIGINAL CODE / SUGGESTED EDIT fences, the assistant
+                      prefilled with a fence), chatCompletionStream, an Ollama-style model name
+    continue-completions-morph, continue-completions-aixapply
+                      a string apply template rendered by Handlebars, the adapter's completionStream
+                      (`/v1/completions`): Morph's template, and aiXapply's blocks with the file asked bare
+    ollama-generate   the Ollama JavaScript library 0.6.4, generate({raw: true, stream: true}) with Morph's
+                      template: the body Continue's `ollama` provider sends to `/api/generate`
+    fastapply-mcp     PyPI fastapply-mcp 1.1.1, its MCP tool call_tool("fast_apply_edit"): the Kortix prompt,
+                      XML-escaped blocks, model `fastapply-1.5b`; the file on disk after it
+    osmosis           Osmosis-Apply's MCP server's call through the Ollama Python library 0.6.3
+                      (`/api/chat`, the assistant prefilled with <code>); the file on disk after it
     avante            avante.nvim's fast-apply request (`avante_request`): its body, sent by curl with its flags
 
-An answer is compared byte for byte with the case's expected file (avante: with the file's final newline
-taken off, as avante sends the original without it). Verdicts: `exact`, `wrong` (an answer that is not
-the expected file, or any answer to a case the server refuses), `refused` (the client reports an error
-for a case the server refuses), `failed` (an error for a case the server answers). The Node clients run
-under tests/morph_clients/no_egress.cjs, which refuses and counts every connection but to loopback;
-curl's own trace (`--verbose`) names every host it tried.
+An answer is compared byte for byte with the case's expected file, or, where the client changes the
+file itself, with what it makes of the expected file (`reference`): avante sends the original without
+its final newline; fastapply-mcp is given that same text as its `original_code` section and strips the
+merged section before it splices it in; Osmosis' server replaces the stripped original by the stripped
+answer. Verdicts: `exact`, `wrong` (an answer that is not that, or any answer to a case the server
+refuses, or a file touched), `refused` (the client reports an error for a case the server refuses, the
+file untouched), `failed` (an error for a case the server answers). The Node clients run under
+tests/morph_clients/no_egress.cjs and the Python ones under tests/py_clients/no_egress.py, which refuse
+and count every connection but to loopback; curl's own trace (`--verbose`) names every host it tried.
 """
 
 from __future__ import annotations
@@ -44,13 +59,17 @@ from evals.morph_clients import egress_attempts, node_harness_ready, serve_struc
 REPO = Path(__file__).resolve().parent.parent
 HARNESS = REPO / "tests" / "http_clients"
 GUARD = REPO / "tests" / "morph_clients" / "no_egress.cjs"
-SHARED = Path(os.environ.get("FASTAPPLY_SHARED", REPO.parent / "shared")) / "evals"
+PY_HARNESS = REPO / "tests" / "py_clients"
+PY_CLIENT_PYTHON = PY_HARNESS / ".venv" / "bin" / "python"
+SHARED = REPO / "evals" / "cases"
 CASE_FILES = ("commits_dev.jsonl", "hard_dev.jsonl")
 ANSWERED, REFUSED = 8, 2
 MAX_CASE_CHARS = 20_000  # small files: every client sends the whole file each time
 HARNESS_TIMEOUT_S = 600.0
-NODE_CLIENTS = ("relace", "relace-stream", "continue-openai", "continue-relace")
-CLIENTS = (*NODE_CLIENTS, "avante")
+NODE_CLIENTS = ("relace", "relace-stream", "continue-openai", "continue-relace", "continue-default",
+                "continue-completions-morph", "continue-completions-aixapply", "ollama-generate")
+PY_CLIENTS = ("fastapply-mcp", "osmosis")
+CLIENTS = (*NODE_CLIENTS, *PY_CLIENTS, "avante")
 EVAL_TOKEN = "sk-fastapply-eval"
 STRUCTURAL = "fastapply-structural"  # the model name the OpenAI-style clients are configured with here
 AVANTE_INSTRUCTIONS = "I apply the update snippet."
@@ -113,17 +132,67 @@ def _answers_exactly(url: str, case: dict, r: httpx.Response, token: str) -> boo
 
 
 def reference(case: Case, client: str) -> str | None:
-    """The text a client must return for `case` (None: it must fail)."""
+    """The text a client must return (or leave on disk) for `case` (None: it must fail, the file untouched)."""
     if case.expected is None:
         return None
-    return avante_original(case.expected) if client == "avante" else case.expected
+    if client == "avante":
+        return avante_original(case.expected)
+    if client == "fastapply-mcp":  # given the file less its final newline, it strips what comes back
+        section = py_section(case.original)
+        return avante_original(case.expected).strip() + case.original[len(section):]
+    if client == "osmosis":  # file.replace(original.strip(), answer.strip())
+        o = case.original
+        return o[:len(o) - len(o.lstrip())] + case.expected.strip() + o[len(o.rstrip()):]
+    return case.expected
+
+
+def py_section(original: str) -> str:
+    """The `original_code` fastapply-mcp is given: the whole file but its final newline (as an agent
+    that read the file copies it; the tool looks the section up in the file)."""
+    return avante_original(original)
 
 
 # -- the Node clients --------------------------------------------------------------------------------
 
 def harness_ready() -> str | None:
     """Why the Node harness cannot run, or None."""
-    return node_harness_ready(HARNESS, ("@relace-ai/relace", "@continuedev/openai-adapters"), "http-clients-deps")
+    return node_harness_ready(HARNESS, ("@relace-ai/relace", "@continuedev/openai-adapters", "handlebars", "ollama"),
+                              "http-clients-deps")
+
+
+def py_harness_ready() -> str | None:
+    """Why the Python harness cannot run, or None."""
+    if not PY_CLIENT_PYTHON.exists():
+        return f"{PY_HARNESS}/.venv is missing (make py-clients-deps)"
+    probe = subprocess.run([str(PY_CLIENT_PYTHON), "-c", "import fastapply_mcp.main, ollama"], capture_output=True,
+                           text=True, cwd=PY_HARNESS)
+    return None if probe.returncode == 0 else f"{PY_HARNESS}/.venv lacks a client: {probe.stderr.strip()[-300:]}"
+
+
+def run_py_harness(url: str, key: str, jobs: list[dict], egress_log: Path) -> dict:
+    """Run the jobs through tests/py_clients/run.py under the loopback-only guard (its no_egress.py):
+    {results: [{id, client, ok, disk?, reply?, error?}]}. The clients read their settings from the
+    environment, as a user sets them: fastapply-mcp FAST_APPLY_URL and FAST_APPLY_API_KEY (its model name
+    left at its default), the Ollama library OLLAMA_HOST and OLLAMA_API_KEY."""
+    with tempfile.TemporaryDirectory(prefix="fastapply-py-jobs-") as tmp:
+        jobs_file, results_file = Path(tmp) / "jobs.json", Path(tmp) / "results.json"
+        jobs_file.write_text(json.dumps({"jobs": jobs}))
+        env = {**os.environ, "NO_EGRESS_LOG": str(egress_log), "FAST_APPLY_URL": url + "/v1",
+               "FAST_APPLY_API_KEY": key, "OLLAMA_HOST": url, "OLLAMA_API_KEY": key}
+        env.pop("FAST_APPLY_MODEL", None)
+        proc = subprocess.run([str(PY_CLIENT_PYTHON), str(PY_HARNESS / "no_egress.py"), str(PY_HARNESS / "run.py"),
+                               str(jobs_file), str(results_file)], cwd=PY_HARNESS, env=env, capture_output=True,
+                              text=True, timeout=HARNESS_TIMEOUT_S)
+        if proc.returncode != 0 or not results_file.exists():
+            raise RuntimeError(f"run.py failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+        return json.loads(results_file.read_text())
+
+
+def py_job(client: str, case: Case, job_id: str) -> dict:
+    job = {"id": job_id, "client": client, "original": case.original, "update": case.update}
+    if client == "fastapply-mcp":
+        job["section"] = py_section(case.original)
+    return job
 
 
 def run_harness(url: str, key: str, jobs: list[dict], egress_log: Path, metrics_url: str | None = None,
@@ -156,6 +225,14 @@ def node_job(client: str, case: Case, job_id: str, **extra) -> dict:
                 "model": STRUCTURAL, **extra}
     if client == "continue-relace":
         return {"id": job_id, "client": client, "update": case.update, **extra}
+    if client == "continue-default":
+        return {"id": job_id, "client": client, "original": case.original, "update": case.update, **extra}
+    if client.startswith("continue-completions-"):
+        return {"id": job_id, "client": "continue-template", "template": client.rsplit("-", 1)[1],
+                "original": case.original, "update": case.update, **extra}
+    if client == "ollama-generate":
+        return {"id": job_id, "client": client, "template": "morph", "original": case.original, "update": case.update,
+                **extra}
     raise ValueError(f"not a Node client: {client}")
 
 
@@ -244,6 +321,9 @@ def evaluate(cases: list[Case] | None = None, token: str = EVAL_TOKEN) -> dict:
             jobs = [node_job(client, case, f"{client}:{i}") for i, case in enumerate(cases) for client in NODE_CLIENTS]
             out = run_harness(server.url, token, jobs, root / "egress.jsonl")
             by_id = {r["id"]: r for r in out["results"]}
+            py = run_py_harness(server.url, token, [py_job(c, case, f"{c}:{i}") for i, case in enumerate(cases)
+                                                    for c in PY_CLIENTS], root / "egress-py.jsonl")
+            by_id.update({r["id"]: r for r in py["results"]})
             rows = []
             for i, case in enumerate(cases):
                 row = {"id": case.id, "language": case.language, "server": "refused" if case.expected is None else
@@ -252,12 +332,19 @@ def evaluate(cases: list[Case] | None = None, token: str = EVAL_TOKEN) -> dict:
                     res = by_id[f"{client}:{i}"]
                     row["clients"][client] = _judged(reference(case, client), res["ok"], res.get("merged"),
                                                      res.get("error"))
+                for client in PY_CLIENTS:  # judged on disk: a refused case must leave the file untouched
+                    res = by_id[f"{client}:{i}"]
+                    ok = res["ok"] or res.get("disk") not in (None, case.original)
+                    row["clients"][client] = _judged(reference(case, client), ok, res.get("disk"),
+                                                     res.get("error") or ({"message": res.get("reply", "")}
+                                                                          if not res["ok"] else None))
+                    row["clients"][client]["strip_changed"] = reference(case, client) != case.expected
                 run = avante_request(server.url + "/v1", token, case.original, case.update, STRUCTURAL)
                 row["clients"]["avante"] = _judged(reference(case, "avante"), run.returncode == 0, run.content(),
                                                    {"message": run.stderr[-300:]} if run.returncode else None)
                 row["clients"]["avante"]["hosts_tried"] = sorted(set(run.hosts_tried()))
                 rows.append(row)
-        egress = egress_attempts(root / "egress.jsonl")
+        egress = egress_attempts(root / "egress.jsonl") + egress_attempts(root / "egress-py.jsonl")
     return {"cases": len(cases), "clients": list(CLIENTS), "egress_attempts": egress,
             "summary": _summary(rows), "rows": rows}
 
@@ -285,13 +372,13 @@ def render(report: dict) -> str:
     rows = report["rows"]
     answered = sum(r["server"] == "answered" for r in rows)
     lines = [f"{report['cases']} cases: the server answers {answered} exactly, refuses {len(rows) - answered}",
-             f"{'client':<16} {'exact':>6} {'refused':>8} {'wrong':>6} {'failed':>7}  first error"]
+             f"{'client':<30} {'exact':>6} {'refused':>8} {'wrong':>6} {'failed':>7}  first error"]
     for client in report["clients"]:
         s = report["summary"][client]
         first = next((r["clients"][client]["error"] for r in rows if r["clients"][client]["verdict"] == "failed"), "")
-        lines.append(f"{client:<16} {s['exact']:>6} {s['refused']:>8} {s['wrong']:>6} {s['failed']:>7}  {first or '-'}")
+        lines.append(f"{client:<30} {s['exact']:>6} {s['refused']:>8} {s['wrong']:>6} {s['failed']:>7}  {first or '-'}")
     node_hosts = sorted({f"{a['host']}:{a['port']}" for a in report["egress_attempts"]})
-    lines.append(f"non-loopback connections tried by the Node clients (refused by no_egress.cjs): "
+    lines.append(f"non-loopback connections tried by the Node and Python clients (refused by their no_egress guard): "
                  f"{len(report['egress_attempts'])}" + (f" ({', '.join(node_hosts)})" if node_hosts else ""))
     lines.append(f"non-loopback hosts curl tried for avante: {len(report['summary']['avante']['non_loopback_hosts'])}")
     return "\n".join(lines)
@@ -301,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", default=None, help="write the report here")
     args = ap.parse_args(argv)
-    why = harness_ready()
+    why = harness_ready() or py_harness_ready()
     if why:
         print(f"cannot run: {why}", file=sys.stderr)
         return 2

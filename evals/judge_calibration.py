@@ -4,7 +4,7 @@ margin threshold from the dump, without running a model again.
 
     # scores of one model configuration, appended to a JSONL dump (resumes: done cases are skipped)
     flock /tmp/fastapply-model.lock .venv/bin/python -m evals.judge_calibration dump \\
-        --cases ../shared/evals/hard_dev.jsonl --model qwen2.5-coder-0.5b --mode window --dtype bf16 \\
+        --cases evals/cases/hard_dev.jsonl --model qwen2.5-coder-0.5b --mode window --dtype bf16 \\
         --out out/judge_dump.jsonl --budget-s 300
     # the curve (table, JSON, PNG) of one configuration, over every dumped case file
     .venv/bin/python -m evals.judge_calibration curve --dump out/judge_dump.jsonl \\

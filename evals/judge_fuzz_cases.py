@@ -1,6 +1,6 @@
 """Cases for calibrating the judge on edits nobody chose: `evals.fuzz` draws of one seed that the
 structural merge refuses with two readings or more, written as JSONL for `evals.judge_calibration
-dump --cases` (evaluated only; the originals come from ../shared/evals/, never edited).
+dump --cases` (evaluated only; the originals come from evals/cases/, never edited).
 
     .venv/bin/python -m evals.judge_fuzz_cases --seed 83911 --per-pattern 6 --out out/judge_fuzz_83911.jsonl
 

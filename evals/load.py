@@ -9,7 +9,9 @@ Starts `fastapply serve` (gRPC and HTTP) on free 127.0.0.1 ports as a subprocess
 model engines), then runs `--clients` threads, each with its own channel or HTTP connection,
 sending requests back to back for `--seconds`: gRPC `ApplyEdit`, or HTTP `/v1/chat/completions`
 in Morph's message format. `--protocol both` measures gRPC, then HTTP, on the same server; each
-protocol sends one warm-up request before its window. A request still
+protocol sends one warm-up request before its window (`--warm-all`: every case once, the steady state
+of a server that has seen each file before: HTTP remembers a file's guessed language and its token
+counts by its digest, and the merge its parses). A request still
 running when the window closes gets `--grace` more seconds, then its deadline cancels it; it is
 counted as `unfinished`, not as an error. Prints requests/s, latency percentiles and errors by
 status code; `--json OUT` writes the same figures.
@@ -32,7 +34,7 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_CASES = REPO.parent / "shared" / "evals" / "commits_dev.jsonl"
+DEFAULT_CASES = REPO / "evals" / "cases" / "commits_dev.jsonl"
 WARM_UP_TIMEOUT_S = 300.0  # the one request each protocol sends before its window
 
 SMALL_CASES = [
@@ -303,12 +305,14 @@ def run(args) -> list[dict]:
             make = (lambda: GrpcCaller(target)) if protocol == "grpc" else (lambda: HttpCaller(url))
             warm = make()  # one request first: HTTP's first model-free answer loads the usage tokenizer
             try:
-                warm.call(cases[0], args, WARM_UP_TIMEOUT_S)
+                for case in cases if args.warm_all else cases[:1]:
+                    warm.call(case, args, WARM_UP_TIMEOUT_S)
             finally:
                 warm.close()
             before = scrape(metrics_url)
             report = {"protocol": protocol, "engine": args.engine, "clients": args.clients, "seconds": args.seconds,
-                      "stream": args.stream, "cases": len(cases), "server_ready_s": round(ready_s, 2),
+                      "stream": args.stream, "cases": len(cases), "warm_all": args.warm_all,
+                      "server_ready_s": round(ready_s, 2),
                       **measure(make, cases, args)}
             server = _server_figures(before, scrape(metrics_url))
             if server:
@@ -380,6 +384,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-queue", type=int, default=None, help="server model queue bound (default: --clients)")
     ap.add_argument("--max-output-tokens", type=int, default=None)
     ap.add_argument("--grace", type=float, default=2.0, help="seconds a running request may overrun the window")
+    ap.add_argument("--warm-all", action="store_true",
+                    help="send every case once before each window (a server that has seen each file), not just one")
     ap.add_argument("--json", default=None, metavar="OUT")
     args = ap.parse_args(argv)
     reports = run(args)

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "evals" / "commits_dev.jsonl"
+DEFAULT_DATA = Path(__file__).resolve().parents[1] / "evals" / "cases" / "commits_dev.jsonl"
 EXT = {"python": "py", "go": "go", "rust": "rs", "java": "java", "typescript": "ts", "javascript": "js",
        "tsx": "tsx", "jsx": "jsx", "markdown": "md", "sql": "sql"}
 

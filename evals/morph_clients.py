@@ -1,7 +1,7 @@
 """Morph's own clients, unmodified, against a live `fastapply serve --http-port` (structural engine).
 
-    .venv/bin/python -m evals.morph_clients --cases ../shared/evals/commits_dev.jsonl --json out/morph_clients.json
-    .venv/bin/python -m evals.morph_clients --cases ../shared/evals/commits_dev.jsonl --instruction \
+    .venv/bin/python -m evals.morph_clients --cases evals/cases/commits_dev.jsonl --json out/morph_clients.json
+    .venv/bin/python -m evals.morph_clients --cases evals/cases/commits_dev.jsonl --instruction \
         "I apply the snippet inside the <code> block." --large 10
 
 Each case goes to the HTTP API first (`model: fastapply-structural`, Morph's message, no language:

@@ -2,8 +2,8 @@
 once more, to the file it produced (an agent's retry, a codemod run twice). The file should come
 back unchanged; a refusal loses nothing but is a needless failure; any other file is wrong.
 
-    .venv/bin/python -m evals.reapply --cases ../shared/evals/commits_dev.jsonl \
-        --cases ../shared/evals/hard_dev.jsonl --json evals/results/reapply_dev.json
+    .venv/bin/python -m evals.reapply --cases evals/cases/commits_dev.jsonl \
+        --cases evals/cases/hard_dev.jsonl --json evals/results/reapply_dev.json
 
 Evaluated only; the cases are never edited.
 """

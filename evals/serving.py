@@ -1,6 +1,6 @@
 """Serving benchmark: the HF engine against vLLM (with fastapply's proposer, plain, and vLLM's ngram).
 
-    .venv/bin/python -m evals.serving --cases ../shared/evals/commits_dev.jsonl --limit 8 --max-lines 120 \\
+    .venv/bin/python -m evals.serving --cases evals/cases/commits_dev.jsonl --limit 8 --max-lines 120 \\
         --clients 1,8 --json /tmp/serving.json
 
 Starts `fastapply serve` for each configuration and sends the same cases, greedy, through the

@@ -1,9 +1,9 @@
 """Speed benchmark: fastapply beside plain decoding and HF prompt lookup, same model, same inputs.
 
-    .venv/bin/python -m evals.speed --cases ../shared/evals/commits_dev.jsonl --limit 8 --max-lines 120 \
+    .venv/bin/python -m evals.speed --cases evals/cases/commits_dev.jsonl --limit 8 --max-lines 120 \
         --json out/speed.json
     .venv/bin/python -m evals.speed --model qwen2.5-coder-1.5b --draft-model qwen2.5-coder-0.5b \
-        --cases ../shared/evals/commits_dev.jsonl --min-new-fraction 0.15 --max-lines 120 --json out/dm.json
+        --cases evals/cases/commits_dev.jsonl --min-new-fraction 0.15 --max-lines 120 --json out/dm.json
 
 Per case, with one loaded model, dtype and prompt:
   (a) plain      HF `generate`, greedy

@@ -9,6 +9,7 @@ import argparse
 import importlib
 import sys
 
+from fastapply import __version__, extras
 from fastapply.api import ApplyError
 from fastapply.models import check_model_name
 from fastapply.cli_common import (  # noqa: F401  (re-exported: front-ends used to import them from here)
@@ -31,6 +32,8 @@ from fastapply.cli_common import (  # noqa: F401  (re-exported: front-ends used 
 FRONTENDS: tuple[str, ...] = (
     "fastapply.codemod.cli", "fastapply.grpc_cli", "fastapply.data.cli", "fastapply.train.cli",
 )
+# Subcommands that need an extra whatever their options (fastapply.extras), checked before they run.
+COMMAND_EXTRAS: dict[str, str] = {"train": "train"}
 
 
 def cmd_apply(args) -> int:
@@ -49,6 +52,7 @@ def cmd_apply(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fastapply", description="Merge lazy edit snippets into whole files.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("apply", help="apply an update snippet to a file; print the merged file")
     add_apply_output_args(p)
@@ -65,10 +69,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        extras.require(COMMAND_EXTRAS.get(args.command))
         return args.func(args)
     except ApplyError as e:
         print(f"fastapply: error: {e.message}", file=sys.stderr)
         return EXIT_CODES[e.code]
+    except ImportError as e:  # a module of an extra that is not installed, imported deep in a command
+        missing = extras.from_import_error(e)
+        if missing is None:
+            raise
+        print(f"fastapply: error: {missing.message}", file=sys.stderr)
+        return EXIT_CODES[missing.code]
     except KeyboardInterrupt:
         print("fastapply: interrupted; nothing written", file=sys.stderr)
         return 130

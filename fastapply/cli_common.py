@@ -107,6 +107,10 @@ def add_request_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top-p", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--max-output-tokens", type=int, default=None)
+    p.add_argument("--section", action="store_true",
+                   help="the file is a section of a larger file, to be spliced back in its place: both its edges are "
+                        "cuts, so nothing is written beyond its first or last line and a snippet that restates code "
+                        "beyond them is refused")
     add_model_budget_arg(p)
 
 
@@ -121,7 +125,8 @@ def request_from_args(args, original: str, update: str, path: str | None) -> App
     return ApplyRequest(original=original, update=update, instruction=args.instruction, language=args.language,
                         path=path, engine=args.engine,
                         sampling=Sampling(args.temperature, args.top_p, args.seed),
-                        max_output_tokens=args.max_output_tokens, model_budget_s=args.model_budget)
+                        max_output_tokens=args.max_output_tokens, model_budget_s=args.model_budget,
+                        section=args.section)
 
 
 def add_apply_output_args(p: argparse.ArgumentParser) -> None:

@@ -39,8 +39,11 @@ def register(sub) -> None:
                    help="also serve the HTTP API (OpenAI chat completions, Relace /v1/code/apply) on HOST:PORT")
     p.add_argument("--http-default-engine", default=DEFAULT_ENGINE, choices=ENGINES,
                    help="the engine HTTP requests get for the model names clients send (morph-v3-large, "
-                        f"morph-v3-fast, auto, relace-apply-3) or no model (default {DEFAULT_ENGINE}); "
-                        "`structural` never loads a model")
+                        f"fastapply-1.5b, codellama:7b, any name that is not fastapply-ENGINE) or no model "
+                        f"(default {DEFAULT_ENGINE}); `structural` never loads a model")
+    p.add_argument("--strict-model-names", action="store_true",
+                   help="refuse (400) an HTTP request whose model is not one of fastapply's names or the "
+                        "hosted services' (morph-v3-large, ...) instead of answering it with the default engine")
     add_model_budget_arg(p, f"a request's own model_budget_s wins; default {DEFAULT_MODEL_BUDGET_S:g}")
     p.add_argument("--max-queue", type=int, default=32,
                    help="model requests allowed to wait for the model; more get RESOURCE_EXHAUSTED (default 32)")
@@ -122,7 +125,7 @@ def _attach_http(server, args, token):
     counter.warm()  # the tokenizer that counts model-free answers' usage loads meanwhile
     return attach_http(server, args.http_port, token=token, max_body_bytes=int(args.max_request_mb * 1024 * 1024),
                        counter=counter, tls_cert_file=args.tls_cert, tls_key_file=args.tls_key,
-                       default_engine=args.http_default_engine)
+                       default_engine=args.http_default_engine, strict_model_names=args.strict_model_names)
 
 
 def _remote(args):

@@ -62,6 +62,7 @@ def request_from_proto(m: pb.ApplyEditRequest) -> ApplyRequest:
                           seed=s.seed if s.HasField("seed") else None),
         max_output_tokens=m.max_output_tokens if m.HasField("max_output_tokens") else None,
         model_budget_s=m.model_budget_s if m.HasField("model_budget_s") else None,
+        section=m.section if m.HasField("section") else False,
     )
 
 
@@ -84,6 +85,8 @@ def request_to_proto(req: ApplyRequest) -> pb.ApplyEditRequest:
         m.model_budget_s = req.model_budget_s
     if req.max_output_tokens is not None:
         m.max_output_tokens = req.max_output_tokens
+    if req.section:
+        m.section = True
     return m
 
 

@@ -12,30 +12,82 @@ to the same neighbours is content (`is_marker_line` with `original`).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # Words allowed inside a marker. Punctuation such as ',' or ':' means prose ("// ... however, ...").
-_WORDS = r"[A-Za-z][A-Za-z0-9 _\-'/()]{0,60}?"
+_WORDS = r"[A-Za-z(\[][A-Za-z0-9 _\-'/()\[\]]{0,60}?"
 # Without closing dots the wording must say it stands for code ("// ... implies" is prose).
 _KEYWORDS = re.compile(
     r"\b(existing|rest|same|unchanged|remaining|other|others|previous|omitted|keep|kept|more|"
     r"code|before|above|below|imports|tests|methods|fields|functions|lines|etc)\b", re.I)
 
-_OPEN = r"(?:#+|//+|/\*+|\{\s*/\*+|<!--|--|;+)"
-_CLOSE = r"(?:\*+/\s*\}?|-->)?"
+# Comment openers agents write markers in, in any file: the marker's comment token often is not the
+# file's language's (Morph's own example puts `//` in Python; Osmosis asks for `//` in any code), so
+# every syntax is read everywhere: `#`, `//`, `/* */`, JSX `{/* */}`, `<!-- -->`, `--` (SQL, Lua),
+# `;` (INI, Lisp), `%` (LaTeX, Erlang), `REM` and `::` (batch), `'` (VB), `(* *)` (OCaml, Pascal).
+_OPEN = r"(?:#+|//+|/\*+|\{\s*/\*+|<!--|--|;+|%+|(?i:rem)(?=\s)|::|'|\(\*)"
+_CLOSE = r"(?:\*+/\s*\}?|-->|\*\))?"
 _DOTS = r"(?:\.{3}|…)"
 
 # `<open> ... [words] [...] <close>`
 _DOTTED = re.compile(rf"^{_OPEN}\s*{_DOTS}\s*(?P<words>{_WORDS})?\s*(?P<close_dots>{_DOTS})?\s*{_CLOSE}$")
 # `<open> words ... <close>` (e.g. "// rest of code ...")
 _TRAILING_DOTS = re.compile(rf"^{_OPEN}\s*(?P<words>{_WORDS})\s*{_DOTS}\s*{_CLOSE}$")
+# `<open> words <close>` without dots: only a wording that says code is left out (`ELISION_PHRASE`)
+_NO_DOTS = re.compile(rf"^{_OPEN}\s*(?P<words>[^.…]{{1,70}}?)\s*{_CLOSE}$")
+
+# What a marker's words say without dots, whole (`# rest of file unchanged`, `// existing code`,
+# `# keep the rest`, `-- unchanged`): a wording that says the code is elided, never one that could be
+# a heading or a remark (`// other tests`, `# more helpers` are comments). The wordings of Continue's,
+# Cline's, aider's and Gemini CLI's omission detectors, narrowed to whole phrases.
+_THING = (r"(?:code|codes|file|class|classes|module|function|functions|method|methods|implementation|body|"
+          r"component|components|content|contents|logic|script|template|config|configuration|settings|tests?|"
+          r"fields?|imports?|exports?|members?|properties|props|styles?|rules?|markup|sections?|lines?|"
+          r"statements?|cases?|routes?|handlers?|definitions?|declarations?|options|keys|entries|items|"
+          r"elements|children|jsx|html|css|queries|steps|targets|tasks|jobs|services|struct|impl|object|"
+          r"dependencies|attributes|parameters|params|arguments|variables|constants|types|interfaces|"
+          r"blocks?|markers?|things|stuff|source|program|document|page)")
+_STATE = (r"(?:unchanged|the\s+same|as[\s-]is|as\s+before|as\s+it\s+was|as\s+they\s+were|omitted|elided|"
+          r"not\s+shown|intact|untouched|here|below|above|goes\s+here|follows?)")
+_BE = r"(?:is|are|remains?|stays?|left|kept)"
+_ELISION = (
+    rf"(?:the\s+)?rest(?:\s+of\s+(?:the\s+)?(?:\w+\s+)?{_THING})?(?:\s+{_BE})?(?:\s+{_STATE})?"
+    rf"|(?:keep|keeps|keeping|kept|leave|leaving|preserve|preserving)\s+(?:the\s+|all\s+)?"
+    rf"(?:rest|remainder|existing(?:\s+\w+)?|everything\s+else|original(?:\s+\w+)?)"
+    rf"(?:\s+of\s+(?:the\s+)?{_THING})?(?:\s+{_STATE})?"
+    rf"|(?:existing|previous|original)\s+(?:code|implementation|logic|content|contents|source)"
+    rf"(?:\s+{_BE})?(?:\s+{_STATE})?"
+    rf"|(?:unchanged|remaining|omitted)\s+(?:\w+\s+)?{_THING}(?:\s+{_BE})?(?:\s+{_STATE})?"
+    rf"|(?:existing|previous|original|same)\s+(?:\w+\s+)?{_THING}\s+(?:{_BE}\s+)?{_STATE}"
+    rf"|(?:all\s+)?(?:the\s+)?(?:other\s+|remaining\s+)?{_THING}\s+(?:{_BE}\s+)?"
+    rf"(?:unchanged|the\s+same|as[\s-]is|as\s+before|omitted|elided|untouched)"
+    r"|unchanged|no\s+changes?(?:\s+(?:below|above|here|to\s+the\s+rest))?|same\s+as\s+before|"
+    r"omitted\s+for\s+brevity|(?:lines?\s+)?\d+\s*(?:-|–|to)\s*\d+\s+(?:unchanged|omitted|remain\s+unchanged)"
+)
+ELISION_PHRASE = re.compile(rf"^[(\[]?\s*(?:{_ELISION})\s*[)\]]?\s*[.:;]?$", re.I)
+# Somewhere in a comment, a wording that says code was left out: what `reads_like_elision` looks for
+# in lines that are not markers (`// TODO: rest of the implementation here`, `# keep existing logic`).
+_ELISION_INSIDE = re.compile(
+    rf"\b(?:(?:the\s+)?rest\s+of\s+(?:the\s+)?(?:\w+\s+)?{_THING}"
+    rf"|(?:keep|keeping|leave|preserve)\s+(?:the\s+|all\s+)?(?:rest|remainder|existing|everything\s+else)"
+    rf"|(?:existing|unchanged|previous|original|remaining|omitted)\s+(?:\w+\s+)?{_THING}\s+(?:{_BE}\s+)?{_STATE}"
+    rf"|{_THING}\s+(?:{_BE}\s+)?(?:unchanged|the\s+same|as\s+before|omitted|elided)"
+    r"|existing\s+code|omitted\s+for\s+brevity|same\s+as\s+before)\b"
+    rf"|{_DOTS}\s*(?:existing|rest|unchanged|same|omitted|remaining|previous|original|keep)\b"
+    rf"|\b(?:existing\s+code|unchanged|the\s+same|as\s+before)\s*{_DOTS}", re.I)
+# Any comment line, whatever its syntax (a `'` opener needs a space after it: `'a'` is a string).
+_COMMENT = re.compile(rf"^(?:#|//|/\*|\{{\s*/\*|<!--|--|;|%|(?i:rem)(?=\s|$)|::|'\s|\(\*)")
 
 # A marker inside a line: `// ... existing ...` (closing dots required so that code after it on the
 # line is not swallowed) or `/* ... */`.
 INLINE_MARKER = re.compile(rf"//\s*{_DOTS}\s*(?:{_WORDS})?\s*{_DOTS}|/\*\s*{_DOTS}\s*(?:{_WORDS})?\s*{_DOTS}?\s*\*/")
 
 
+@lru_cache(maxsize=1 << 16)  # asked of every line of the original by each reading's checks
 def looks_like_marker(line: str) -> bool:
-    """True when the whole line (ignoring indentation) has the shape of an elision marker."""
+    """True when the whole line (ignoring indentation) has the shape of an elision marker: dots in
+    any comment syntax (`# ...`, `REM ... existing code ...`, `// ... (unchanged) ...`), or a comment
+    whose whole wording says the code is left out (`# rest of file unchanged`, `// existing code`)."""
     s = line.strip()
     if not s or len(s) > 90:
         return False
@@ -46,7 +98,28 @@ def looks_like_marker(line: str) -> bool:
             return True
         return False
     m = _TRAILING_DOTS.match(s)
-    return bool(m and _KEYWORDS.search(m.group("words")))
+    if m:
+        return bool(_KEYWORDS.search(m.group("words")))
+    m = _NO_DOTS.match(s)
+    return bool(m and ELISION_PHRASE.match(m.group("words").strip()))
+
+
+def is_comment_line(line: str) -> bool:
+    """A line that is a comment in some language's syntax (not necessarily the file's)."""
+    return bool(_COMMENT.match(line.strip()))
+
+
+def reads_like_elision(line: str) -> bool:
+    """A comment line that reads like a note that code was left out, marker or not: what must never be
+    written into a file unless the original has it (`validate`'s marker_leak, the merge's intake)."""
+    s = line.strip()
+    return looks_like_marker(s) or (is_comment_line(s) and len(s) <= 200 and bool(_ELISION_INSIDE.search(s)))
+
+
+def comment_opener(line: str) -> str | None:
+    """The comment token a marker line is written with (`#`, `//`, `<!--`, `REM`, ...), or None."""
+    m = re.match(rf"{_OPEN}", line.strip())
+    return m.group(0) if m else None
 
 
 def _neighbour(lines: list[str], i: int, step: int, skip) -> str | None:

@@ -19,9 +19,9 @@ from fastapply import judge as judge_mod
 from fastapply.edit_checks import check_edit_applied
 from fastapply.languages import detect_language, grammar_problem
 from fastapply.markers import marker_flags, split_inline
-from fastapply.merge import MergeResult, structural_merge
+from fastapply.merge import MergeResult, merge_text, structural_merge
 from fastapply.merge.core import INPUT_CHECK
-from fastapply.merge.core import merge as merge_core
+from fastapply.merge.fragment import SECTION_CHECK, SECTION_KIND
 from fastapply.merge.readings import describe as describe_readings
 from fastapply.refusal import context_hints, hint_line
 from fastapply.types import (
@@ -72,7 +72,7 @@ def draft_sources(req: ApplyRequest, language: str | None,
     if too_large:  # the model drafts from the original and the snippet alone
         notes.append(Finding("draft", "structural draft skipped: " + too_large, "info"))
         return sources + resync_sources(req), notes
-    merge = merge or structural_merge(req.original, req.update, language, req.path)
+    merge = merge or structural_merge(req.original, req.update, language, req.path, req.section)
     if merge.ok:
         sources.append(("structural", merge.text))
     else:
@@ -97,21 +97,21 @@ def refusal(merge: MergeResult, req: ApplyRequest, prefix: str = "structural mer
     that would make one reading the merge's only one, `fastapply.refusal`); then the reasons (and
     `more`, what the model found), how many readings there were and where they differ. The
     readings and hints ride along for the front-ends' structured answers."""
-    reasons = merge.reasons + list(more or [])
+    reasons = merge.reasons + list(more or []) + [f"read so: {n}" for n in merge.notes]
     texts = [r.text for r in merge.readings]
-    if merge.check == INPUT_CHECK:  # the input itself: its reason says what to send instead
+    if merge.check in (INPUT_CHECK, SECTION_CHECK):  # the input itself, a section cut: its reason says what to send
         hints, hint = [], merge.reasons[0][:1].upper() + merge.reasons[0][1:] + "."
     else:
-        hints = context_hints(req.original, req.update, texts, _merged_text(merge.language, req.path))
+        hints = context_hints(req.original, req.update, texts, _merged_text(merge.language, req.path, req.section))
         hint = hint_line(req.original, req.update, hints, len(texts))
     message = hint + "\n" + prefix + "; ".join(reasons) + " [" + describe_readings(merge.readings) + "]"
     return ApplyError(code, message, reasons, [(r.how, r.text) for r in merge.readings], hint, hints)
 
 
-def _merged_text(language: str | None, path: str | None) -> Callable[[str, str], str | None]:
+def _merged_text(language: str | None, path: str | None, section: bool = False) -> Callable[[str, str], str | None]:
     """The structural merge's answer, or None (its readings are not needed: a hint is a sure answer)."""
     def merged(original: str, update: str) -> str | None:
-        return merge_core(original, update, language, path).text
+        return merge_text(original, update, language, path, section)
     return merged
 
 
@@ -119,7 +119,21 @@ def run(get_model: Callable[[], object], model_lock: threading.Lock, req: ApplyR
         should_stop: ShouldStop | None) -> Iterator[StreamEvent]:
     """Serve one request. `get_model()` gives the model engine (loading it on first use; never
     called when the structural merge answers). An engine that is not `concurrent` serves one
-    request at a time: concurrent callers queue on `model_lock`."""
+    request at a time: concurrent callers queue on `model_lock`. A section's answer says so first
+    (`SECTION_FINDING`)."""
+    for ev in _served(get_model, model_lock, req, should_stop):
+        if req.section and isinstance(ev, ApplyResult):
+            ev.findings.insert(0, SECTION_FINDING)
+        yield ev
+
+
+# On every answer to a request whose original is a section (`ApplyRequest.section`).
+SECTION_FINDING = Finding(SECTION_KIND, "the original was merged as a section of a file: both its edges are cuts, "
+                                        "nothing was written beyond its first or last line", "info")
+
+
+def _served(get_model: Callable[[], object], model_lock: threading.Lock, req: ApplyRequest,
+            should_stop: ShouldStop | None) -> Iterator[StreamEvent]:
     check_request(req)
     language = detect_language(req.language, req.path, req.original)
     if not req.original.strip():  # nothing to merge into
@@ -131,11 +145,12 @@ def run(get_model: Callable[[], object], model_lock: threading.Lock, req: ApplyR
         too_large = merge_too_large(req)
         if too_large:
             raise ApplyError("too_long", too_large)
-        merge = structural_merge(req.original, req.update, language, req.path)
+        merge = structural_merge(req.original, req.update, language, req.path, req.section)
         if merge.ok:
             yield TextDelta(merge.text)
             yield ApplyResult(merge.text, "structural", language, Stats(),
-                              lines_only + [Finding("doubt", r, "info") for r in merge.reasons])
+                              lines_only + [Finding("normalised", n, "info") for n in merge.notes]
+                              + [Finding("doubt", r, "info") for r in merge.reasons])
             return
         if req.engine == "structural":
             raise refusal(merge, req)
@@ -189,6 +204,7 @@ def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, 
     too_many = judge_mod.over_cap(len(readings))
     if too_many:  # before any model is loaded
         raise refusal(merge, req, "the structural merge refused: ", [too_many])
+    get_model = _installed(get_model, merge, req)
     notes: list[Finding] = []
     budget = Budget(req.model_budget_s)
     if len(readings) >= 2:
@@ -247,6 +263,21 @@ def _auto_model(get_model, model_lock, req: ApplyRequest, language: str | None, 
     result.findings.insert(0, Finding("auto", "the structural merge refused (" + "; ".join(merge.reasons)
                                       + "); the model's file passed the checks", "info"))
     yield result
+
+
+def _installed(get_model, merge: MergeResult, req: ApplyRequest) -> Callable[[], object]:
+    """`get_model` for auto: where the model extra is not installed (`fastapply.extras`), the
+    merge's refusal with its readings, the line that names the extra among its reasons; the merge's
+    sure answers never get here, so an install without the model stack still answers them."""
+    from fastapply.extras import ExtraMissing
+
+    def model():
+        try:
+            return get_model()
+        except ExtraMissing as e:
+            raise refusal(merge, req, "the structural merge refused and the judge is not installed: ",
+                          [e.message]) from None
+    return model
 
 
 def _prepare_judge(model) -> None:
@@ -415,7 +446,7 @@ def _model(get_model, model_lock, req: ApplyRequest, language: str | None, sourc
                 merged, findings = ev
     if merged.strip():
         # A model's file can parse and still be wrong: the edit ignored, or code it never touched gone.
-        findings += validate(req.original, req.update, merged, language)
+        findings += validate(req.original, req.update, merged, language, req.section)
         findings += check_edit_applied(req.original, req.update, merged)
     else:
         findings.append(Finding("empty", "the model returned an empty file"))

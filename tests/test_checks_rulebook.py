@@ -13,9 +13,9 @@ from pathlib import Path
 import fastapply.merge.checks as checks
 
 TUPLES = ("REGION_CHECKS", "FILE_CHECKS", "TREE_CHECKS", "DEFINITION_CHECKS", "CONTAINER_CHECKS",
-          "DELETE_CHECKS", "MEMBER_CHECKS", "NEW_MEMBER_CHECKS")
+          "DELETE_CHECKS", "MEMBER_CHECKS", "NEW_MEMBER_CHECKS", "SECTION_CHECKS")
 CONTEXTS = {"RegionFit", "LinePlan", "DefinitionMatch", "ShownDefinition", "MemberList", "DeletedRun",
-            "ShownMember", "NewMember"}
+            "ShownMember", "NewMember", "SectionEdit"}
 PACKAGE = Path(checks.__file__).parent
 
 

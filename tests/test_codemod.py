@@ -25,7 +25,7 @@ from fastapply.cli import build_parser, main
 from fastapply.codemod.cli import run_codemod
 from fastapply.codemod.manifest import Entry, parse_manifest, plan, resolve_target
 
-EVALS = Path(__file__).resolve().parents[1].parent / "shared" / "evals"
+EVALS = Path(__file__).resolve().parents[1] / "evals" / "cases"
 N_CASES = 24
 CRLF_AT, EXEC_AT = (1, 5), 2  # case indexes made CRLF / executable in the repo
 

@@ -7,6 +7,14 @@
   docs configure (`promptTemplates.apply`: `<code>{{{ original_code }}}</code>\\n<update>{{{ new_code
   }}}</update>`) rendered with the whole file. The streamed text is compared byte for byte with the
   case's expected file; Continue's own line filters and diff after it are not run here.
+- Continue's default apply prompt (any model without an apply template: ORIGINAL CODE and SUGGESTED
+  EDIT fences, the assistant prefilled with a fence; core/llm/templates/edit/gpt.ts) through the same
+  adapter's chatCompletionStream, with a model name a user gives an open model (`qwen2.5-coder:1.5b`).
+- A string apply template rendered by Handlebars (Continue's renderPromptTemplate), through the
+  adapter's completionStream: `POST /v1/completions`, where Continue's `openai` and `lmstudio`
+  providers send a string prompt. Morph's documented template, and aiXapply's blocks with the file
+  asked bare. And the same Morph template as Continue's `ollama` provider sends it, `POST /api/generate`
+  with `raw: true`, through the Ollama JavaScript library.
 - Provider `relace`, as Continue's core calls it today: `prediction: undefined` (recursiveStream.ts), so
   the adapter sends `initialCode: ""` and the snippet. The server refuses that with an error that
   names the empty `initialCode`; the adapter itself then fails on the error body (it reads
@@ -38,6 +46,10 @@ from test_relace_client import (
 from evals.http_clients import Case, node_job, reference, run_harness
 from evals.morph_clients import egress_attempts
 
+# Continue's other apply paths and Ollama's generate: the prompts clients send to open apply models.
+OPEN_MODEL_CLIENTS = ("continue-default", "continue-completions-morph", "continue-completions-aixapply",
+                      "ollama-generate")
+
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
@@ -45,7 +57,7 @@ def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("continue")
     with structural_server(root) as (server, cases):
         jobs = [node_job(client, case, f"{client}:{i}", trace=client == "continue-relace")
-                for i, case in enumerate(cases) for client in ("continue-openai", "continue-relace")]
+                for i, case in enumerate(cases) for client in ("continue-openai", "continue-relace") + OPEN_MODEL_CLIENTS]
         first = next(c for c in cases if c.expected is not None)
         jobs.append(node_job("continue-relace", first, "relace-with-prediction", prediction=first.original))
         out = run_harness(server.url, TOKEN, jobs, root / "egress.jsonl")
@@ -73,6 +85,32 @@ def test_the_apply_step_shows_a_refusal_with_what_to_resend_and_its_reasons(run)
         shown = err["message"]  # what Continue puts in front of its user
         assert shown.startswith("422 Resend"), shown
         assert "structural merge refused" in shown and all(reason in shown for reason in err["body"]["reasons"])
+
+
+@pytest.mark.parametrize("client", OPEN_MODEL_CLIENTS)
+def test_the_open_model_prompts_stream_every_answered_case_exactly(run, client):
+    """The default prompt's prefilled fence is not repeated (the answer is the file, bare); the
+    completions and Ollama's generate answer the template's prompt the same way."""
+    answered = [(i, c) for i, c in enumerate(run["cases"]) if c.expected is not None]
+    assert len(answered) == 8
+    for i, case in answered:
+        res = run["results"][f"{client}:{i}"]
+        assert res["ok"], (case.id, res.get("error"))
+        assert res["merged"] == reference(case, client), case.id  # byte for byte
+        if not client.startswith("continue-completions"):  # the completions stream asked for no usage
+            assert res["usage"]["completion_tokens"] > 0, res["usage"]
+    if client == "ollama-generate":
+        assert run["results"][f"{client}:0"]["doneReason"] == "stop"
+
+
+@pytest.mark.parametrize("client", OPEN_MODEL_CLIENTS)
+def test_the_open_model_prompts_get_the_refusal_as_an_error_with_what_to_resend(run, client):
+    refused = [(i, c) for i, c in enumerate(run["cases"]) if c.expected is None]
+    assert len(refused) == 2
+    for i, case in refused:
+        err = run["results"][f"{client}:{i}"]["error"]
+        assert err["status"] == 422, (case.id, err)
+        assert "Resend" in err["message"] and "structural merge refused" in err["message"], err["message"]
 
 
 def test_the_relace_provider_sends_an_empty_initial_code_and_the_server_names_it(run):

@@ -20,10 +20,12 @@ from fastapply.merge.checks import catalogue
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]  # (not docs/drafts/: work in progress)
-README_MAX_LINES = 400
+README_MAX_LINES = 460
 README_SECTIONS = [
+    "Install",
     "Two commands for a fresh machine",
     "Apply an edit: fastapply apply",
+    "Python API",
     "Serve: fastapply serve (gRPC and HTTP) and fastapply client",
     "HTTP clients",
     "Editors: fastapply-lsp, VS Code, Neovim",

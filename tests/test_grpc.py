@@ -34,7 +34,7 @@ from fastapply.client import FastApplyClient
 from fastapply.server import SERVICE_NAME, FastApplyServer
 
 REPO = Path(__file__).resolve().parent.parent
-CASES_FILE = Path(os.environ.get("FASTAPPLY_SHARED", REPO.parent / "shared")) / "evals" / "commits_dev.jsonl"
+CASES_FILE = REPO / "evals" / "cases" / "commits_dev.jsonl"
 PY = sys.executable
 
 

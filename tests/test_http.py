@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import signal
 import subprocess
@@ -35,7 +34,7 @@ from fastapply.httpapi.usage import TokenCounter
 from fastapply.server import FastApplyServer
 
 REPO = Path(__file__).resolve().parent.parent
-CASES_FILE = Path(os.environ.get("FASTAPPLY_SHARED", REPO.parent / "shared")) / "evals" / "commits_dev.jsonl"
+CASES_FILE = REPO / "evals" / "cases" / "commits_dev.jsonl"
 PY = sys.executable
 
 ORIG = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -62,11 +61,11 @@ def counter():
 
 @contextlib.contextmanager
 def serving(applier=None, *, token=None, counter=None, max_body_bytes=16 * 1024 * 1024,
-            default_engine=DEFAULT_ENGINE, **kw):
+            default_engine=DEFAULT_ENGINE, strict_model_names=False, **kw):
     kw.setdefault("preload", False)
     srv = FastApplyServer(applier if applier is not None else Applier(), host="127.0.0.1", port=0, token=token, **kw)
     http = attach_http(srv, 0, token=token, counter=counter, max_body_bytes=max_body_bytes,
-                       default_engine=default_engine)
+                       default_engine=default_engine, strict_model_names=strict_model_names)
     srv.start()
     try:
         yield srv, http
@@ -217,11 +216,23 @@ def test_client_model_names_select_the_default_engine(counter):
             r = client.chat.completions.create(model=name, messages=[{"role": "user", "content": morph(ORIG, UPDATE, f"r{i}")}])
             assert r.choices[0].message.content == MERGED
             assert r.model == f"fastapply-{DEFAULT_ENGINE}"  # the engine that ran, named
+            assert not [f for f in r.fastapply["findings"] if f["kind"] == "model"]
+        # the names open models' clients send: the default engine too, with a finding that names them
+        for i, name in enumerate(("fastapply-1.5b", "Osmosis/Osmosis-Apply-1.7B", "aiXapply-4B-RL", "codellama:7b")):
+            r = client.chat.completions.create(model=name, messages=[{"role": "user", "content": morph(ORIG, UPDATE, f"o{i}")}])
+            assert r.choices[0].message.content == MERGED and r.model == f"fastapply-{DEFAULT_ENGINE}"
+            note = [f["message"] for f in r.fastapply["findings"] if f["kind"] == "model"]
+            assert len(note) == 1 and repr(name) in note[0] and "default engine (auto)" in note[0], note
+    # The default engine is `auto`: the structural merge answered each alias, the model was never asked
+    assert DEFAULT_ENGINE == "auto" and applier.model_order == []
+    with serving(counter=counter, strict_model_names=True) as (_, http):  # fastapply serve --strict-model-names
+        client = sdk(http.url)
         with pytest.raises(openai.BadRequestError) as ei:
             client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": morph(ORIG, UPDATE)}])
         assert ei.value.body["code"] == "invalid_argument" and "fastapply-structural" in ei.value.body["message"]
-    # The default engine is `auto`: the structural merge answered each alias, the model was never asked
-    assert DEFAULT_ENGINE == "auto" and applier.model_order == []
+        assert "--strict-model-names" in ei.value.body["message"]
+        r = client.chat.completions.create(model="morph-v3-large", messages=[{"role": "user", "content": morph(ORIG, UPDATE)}])
+        assert r.choices[0].message.content == MERGED
 
 
 def test_health_follows_the_grpc_health_state(counter):
@@ -254,13 +265,13 @@ def test_bad_inputs_get_their_status_and_openai_error(url, dev_cases):
         (json.dumps(chat_body(update="  \n")), 400, "update snippet is empty"),
         (json.dumps(chat_body(update="x = 1\n\x00")), 400, "NUL"),
         (json.dumps(chat_body(update="x = '\ud800'\n")), 400, "lone surrogate"),
-        (json.dumps(chat_body(model="turbo")), 400, "unknown model"),
+        (json.dumps(chat_body(model=42)), 400, "`model` must be a string"),
         (json.dumps(chat_body(temperature="hot")), 400, "`temperature` must be a number"),
         (json.dumps(chat_body(top_p=0)), 400, "top_p"),
         (json.dumps(chat_body(stream="yes")), 400, "`stream` must be true or false"),
         (json.dumps(chat_body(n=2)), 400, "`n` must be 1"),
         (json.dumps(chat_body(prediction={"type": "text", "content": "x"})), 400, "`prediction` must be"),
-        (json.dumps({**big_context, "max_tokens": 0, "model": "fastapply-plain"}), 400, "max_output_tokens"),
+        (json.dumps({**big_context, "max_tokens": 0, "model": "fastapply-plain"}), 400, "`max_tokens` must be positive"),
     ]
     with httpx.Client(base_url=url, timeout=30) as h:
         for body, status, words in cases:
@@ -292,7 +303,7 @@ def test_structural_refusal_is_422_with_its_reasons(url):
     assert ei.value.status_code == 422 and err["code"] == "refused" and err["reasons"]
     assert all(reason in err["message"] for reason in err["reasons"])
     r = httpx.post(url + "/v1/code/apply", json={"initial_code": refused["original"], "edit_snippet": refused["update"],
-                                                 "model": "fastapply-structural", "stream": True})
+                                                 "model": "fastapply-structural", "stream": True}, timeout=120)
     assert r.status_code == 422 and r.json()["error"]["code"] == "refused"  # refused before any text: a status
 
 

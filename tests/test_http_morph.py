@@ -25,7 +25,7 @@ from fastapply.httpapi.message import parse_morph_message
 from fastapply.httpapi.paths import canonical_path
 from fastapply.languages import guess_language
 
-SHARED = Path(os.environ.get("FASTAPPLY_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "evals"
+SHARED = Path(__file__).resolve().parents[1] / "evals" / "cases"
 ORIG = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 UPDATE = "def add(a, b):\n    # the sum\n    return a + b\n\n# ... existing code ...\n"
 MERGED = "def add(a, b):\n    # the sum\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -79,10 +79,10 @@ def test_files_and_snippets_that_hold_the_tags_themselves():
     (f"<instruction>do it\n<code>{ORIG}</code>\n<update>{UPDATE}</update>", "<instruction> block is not closed"),
     (f"<update>{UPDATE}</update>\n<code>{ORIG}</code>", "<update> comes before <code>"),
     (f"<code>{ORIG}</code>\n<instruction>x</instruction>\n<update>{UPDATE}</update>", "no </code> is followed by <update>"),
-    (f"<instruction>x</instruction>\n<update>{UPDATE}</update>\n<code>{ORIG}</code>", "<instruction> block is not followed by <code>"),
+    (f"<instruction>x</instruction>\n<update>{UPDATE}</update>\n<code>{ORIG}</code>", "<update> comes before <code>"),
     (f"Apply this:\n<code>{ORIG}</code>\n<update>{UPDATE}</update>", "text before <code>"),
     (f"<code>{ORIG}</code>\n<update>{UPDATE}</update>\nthanks", "text after the last </update>"),
-    (f"<code>{ORIG}</code>\n<update>{UPDATE}</update>\n<code>{ORIG}</code>\n<update>{UPDATE}</update>", "ambiguous message: 2 places"),
+    (f"<code>{ORIG}</code>\n<update>{UPDATE}</update>\n<code>{ORIG}</code>\n<update>{UPDATE}</update>", "ambiguous message: it reads 2 ways"),
     (f"<update>{UPDATE}</update>", "no <code> block"),
     (f"<code>{ORIG}</code>", "no <update> block"),
 ])

@@ -26,7 +26,7 @@ from test_grpc import wait_until
 from fastapply.api import Applier, ApplyError, ApplyRequest
 
 REPO = Path(__file__).resolve().parent.parent
-CASES_FILE = Path(os.environ.get("FASTAPPLY_SHARED", REPO.parent / "shared")) / "evals" / "commits_dev.jsonl"
+CASES_FILE = REPO / "evals" / "cases" / "commits_dev.jsonl"
 ORIG = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 UPDATE = "def add(a, b):\n    # the sum\n    return a + b\n\n# ... existing code ...\n"
 MERGED = "def add(a, b):\n    # the sum\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"

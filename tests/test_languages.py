@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from pathlib import Path
 
 import pytest
 
@@ -247,3 +248,24 @@ def test_binary_content_is_refused_and_one_long_line_among_many_is_not():
     orig = blob + "".join(f"def f{i}():\n    return {i}\n\n" for i in range(150))
     res = structural_merge(orig, "def f3():\n    return 33\n", "python")
     assert res.ok and res.text == orig.replace("return 3\n", "return 33\n")
+
+
+def test_the_telltale_shortcut_guesses_as_the_full_guess_does():
+    """`_likely_alone` parses one grammar where a file reads plainly as one language: on dev-set
+    originals its answers are the full guess's (every family parsed), file by file."""
+    cases = Path(__file__).resolve().parents[1] / "evals" / "cases"
+    originals = sorted({json.loads(x)["original"] for x in (cases / "commits_dev.jsonl").read_text(
+        encoding="utf-8").splitlines() if x.strip()})[::3]
+    taken = 0
+    for text in originals:
+        sample = languages._guess_sample(text)
+        short = languages._likely_alone(sample)
+        if short is None:
+            continue
+        taken += 1
+        best = languages._family_scores(sample)
+        share, _, name = best[0]
+        runner = best[1] if len(best) > 1 else None
+        assert name == short.language and share == 0.0, text[:80]
+        assert runner is None or runner[0] >= max(languages.GUESS_MIN_MARGIN, share), text[:80]
+    assert taken >= 20  # taken on most (Go, Rust, Python and Java files)

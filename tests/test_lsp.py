@@ -22,7 +22,7 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 from lsp.edits import apply_edits
 
 ROOT = Path(__file__).resolve().parents[1]
-EVALS = ROOT.parent / "shared" / "evals"
+EVALS = ROOT / "evals" / "cases"
 _script = Path(sys.executable).parent / "fastapply-lsp"
 SERVER = [str(_script)] if _script.exists() else [sys.executable, "-m", "lsp.server"]
 SERVER = SERVER + ["--engine", "structural"]

@@ -10,7 +10,7 @@ import pytest
 
 from lsp.edits import apply_edits, changed_lines, minimal_edits, split_lines, unified_diff, units
 
-EVALS = Path(__file__).resolve().parents[1].parent / "shared" / "evals"
+EVALS = Path(__file__).resolve().parents[1] / "evals" / "cases"
 
 
 def roundtrip(old: str, new: str, enc: str = "utf-16"):

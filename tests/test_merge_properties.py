@@ -17,9 +17,9 @@ from evals.fuzz_common import Edit, Source
 from fastapply.languages import error_count, parse
 from fastapply.merge import structural_merge
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "evals"
+DATA = Path(__file__).resolve().parents[1] / "evals" / "cases"
 
-# A few built-in files so the properties still run where ../shared is absent.
+# A few built-in files so the properties still run where the cases are absent.
 _BUILTIN = [
     ("python", "import os\n\n\nclass A:\n    def f(self, x):\n        y = x + 1\n        return y\n\n"
                "    def g(self):\n        return os.getcwd()\n\n\ndef main():\n    a = A()\n    print(a.f(1))\n"

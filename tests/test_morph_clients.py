@@ -34,7 +34,7 @@ from evals.morph_clients import (
 )
 from fastapply.api import Applier, ApplyRequest
 
-SHARED = Path(os.environ.get("FASTAPPLY_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "evals"
+SHARED = Path(__file__).resolve().parents[1] / "evals" / "cases"
 TOKEN = "sk-fastapply-test-token"  # the MCP server takes keys that start with sk- or morph-
 CODE_INSTRUCTION = "I apply the snippet inside the <code> block."
 MAX_REQUEST_MB = 0.5  # the large (compacted) file fits; the oversized one does not

@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "editor-plugins" / "nvim"
-EVALS = ROOT.parent / "shared" / "evals"
+EVALS = ROOT / "evals" / "cases"
 EXT = {"python": "py", "go": "go", "rust": "rs", "java": "java", "typescript": "ts", "javascript": "js"}
 
 

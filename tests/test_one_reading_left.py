@@ -11,7 +11,7 @@
   bracket balance (`validate`, `languages.bracket_balance`).
 
 Each rule keeps the merge's promise: exact or refused. The shared dev cases that moved are checked
-when ../shared/evals is there.
+from evals/cases.
 """
 
 import json
@@ -27,7 +27,7 @@ from fastapply.merge.result import Reading
 from fastapply.merge.whole_defs import defined_twice, deletes_unnamed_definition
 from fastapply.validate import validate
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "evals"
+SHARED = Path(__file__).resolve().parents[1] / "evals" / "cases"
 
 # -- a definition left twice ----------------------------------------------------------------------
 
@@ -271,7 +271,7 @@ def _shared(ids):
 def test_shared_cases_answered_by_one_reading_left(case_id):
     cases = _shared(MOVED)
     if case_id not in cases:
-        pytest.skip("../shared/evals is not here")
+        pytest.fail("evals/cases is missing from the repository")
     c = cases[case_id]
     res = structural_merge(c["original"], c["update"], c.get("language"))
     assert res.ok and res.text == c["expected"]

@@ -16,7 +16,7 @@ from fastapply.merge.result import Reading
 from fastapply.validate import validate
 from tests.test_wrap_body import CASES as WRAP_CASES
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "evals"
+SHARED = Path(__file__).resolve().parents[1] / "evals" / "cases"
 
 
 def _refusals():

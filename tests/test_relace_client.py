@@ -151,8 +151,8 @@ def test_the_guard_stops_these_client_libraries_before_they_connect():
     proc = subprocess.run(["node", "--require", str(GUARD), str(HARNESS / "guard_selftest.mjs")], cwd=HARNESS,
                           env=env, capture_output=True, text=True, timeout=120)
     got = json.loads(proc.stdout)
-    assert got == {"errors": dict.fromkeys(("relace", "continue-openai", "continue-relace"), "ECONNREFUSED"),
-                   "served": 0}
+    assert got == {"errors": dict.fromkeys(("relace", "continue-openai", "continue-relace", "continue-completions",
+                                            "ollama"), "ECONNREFUSED"), "served": 0}
 
 
 # -- a client that goes away ---------------------------------------------------------------------------

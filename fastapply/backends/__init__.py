@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import threading
 
+from fastapply import extras
 from fastapply.types import ApplyError
 
 # Held while the model stack (torch, transformers, a backend module, weights) is imported or loaded.
@@ -33,6 +34,9 @@ MODEL_BACKENDS: dict[str, str] = {
     "hf": "fastapply.engine:ModelEngine",
     "vllm": "fastapply.backends.vllm:VLLMEngine",
 }
+# The extra (fastapply.extras) a backend needs, checked before its module is imported: without it a
+# request gets one line naming what to install.
+BACKEND_EXTRAS: dict[str, str] = {"hf": "model", "vllm": "vllm"}
 
 
 def engine_class(backend: str) -> type:
@@ -44,11 +48,13 @@ def engine_class(backend: str) -> type:
     module_name, _, attr = path.partition(":")
     if not attr:
         raise ApplyError("internal", f"MODEL_BACKENDS[{backend!r}] = {path!r} is not 'module:Class'")
+    extras.require(BACKEND_EXTRAS.get(backend))
     try:
         with LOAD_LOCK:
             module = importlib.import_module(module_name)
     except ImportError as e:
-        raise ApplyError("unavailable", f"model backend {backend!r} cannot be imported ({module_name}: {e})") from None
+        raise extras.from_import_error(e) or ApplyError(
+            "unavailable", f"model backend {backend!r} cannot be imported ({module_name}: {e})") from None
     cls = getattr(module, attr, None)
     if cls is None or not callable(getattr(cls, "load", None)):
         raise ApplyError("internal", f"MODEL_BACKENDS[{backend!r}]: {path} has no class with a `load` method")
@@ -56,6 +62,15 @@ def engine_class(backend: str) -> type:
 
 
 def load_engine(backend: str, name: str | None, device: str | None = None, dtype: str | None = None, **options):
-    """Load model `name` (spec name, HF directory or .gguf) with the engine registered as `backend`."""
+    """Load model `name` (spec name, HF directory or .gguf) with the engine registered as `backend`.
+    A module of an extra that loading imports late (peft, for a spec with an adapter) and finds
+    missing is the same one line as a missing extra up front."""
     with LOAD_LOCK:
-        return engine_class(backend).load(name, device=device, dtype=dtype, **options)
+        cls = engine_class(backend)
+        try:
+            return cls.load(name, device=device, dtype=dtype, **options)
+        except ImportError as e:
+            missing = extras.from_import_error(e)
+            if missing is None:
+                raise
+            raise missing from None

@@ -7,7 +7,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ApplyEditRequest(_message.Message):
-    __slots__ = ("original", "update", "instruction", "language", "path", "engine", "sampling", "max_output_tokens", "model_budget_s", "max_refusal_bytes")
+    __slots__ = ("original", "update", "instruction", "language", "path", "engine", "sampling", "max_output_tokens", "model_budget_s", "max_refusal_bytes", "section")
     ORIGINAL_FIELD_NUMBER: _ClassVar[int]
     UPDATE_FIELD_NUMBER: _ClassVar[int]
     INSTRUCTION_FIELD_NUMBER: _ClassVar[int]
@@ -18,6 +18,7 @@ class ApplyEditRequest(_message.Message):
     MAX_OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
     MODEL_BUDGET_S_FIELD_NUMBER: _ClassVar[int]
     MAX_REFUSAL_BYTES_FIELD_NUMBER: _ClassVar[int]
+    SECTION_FIELD_NUMBER: _ClassVar[int]
     original: bytes
     update: bytes
     instruction: str
@@ -28,7 +29,8 @@ class ApplyEditRequest(_message.Message):
     max_output_tokens: int
     model_budget_s: float
     max_refusal_bytes: int
-    def __init__(self, original: _Optional[bytes] = ..., update: _Optional[bytes] = ..., instruction: _Optional[str] = ..., language: _Optional[str] = ..., path: _Optional[str] = ..., engine: _Optional[str] = ..., sampling: _Optional[_Union[Sampling, _Mapping]] = ..., max_output_tokens: _Optional[int] = ..., model_budget_s: _Optional[float] = ..., max_refusal_bytes: _Optional[int] = ...) -> None: ...
+    section: bool
+    def __init__(self, original: _Optional[bytes] = ..., update: _Optional[bytes] = ..., instruction: _Optional[str] = ..., language: _Optional[str] = ..., path: _Optional[str] = ..., engine: _Optional[str] = ..., sampling: _Optional[_Union[Sampling, _Mapping]] = ..., max_output_tokens: _Optional[int] = ..., model_budget_s: _Optional[float] = ..., max_refusal_bytes: _Optional[int] = ..., section: _Optional[bool] = ...) -> None: ...
 
 class Sampling(_message.Message):
     __slots__ = ("temperature", "top_p", "seed")

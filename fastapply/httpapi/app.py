@@ -1,15 +1,19 @@
 """The HTTP front-end: a FastAPI app over the same Applier, model queue, token and metrics as the gRPC server.
 
-    POST /v1/chat/completions   OpenAI chat completions, Morph's message format (fastapply.httpapi.parse);
+    POST /v1/chat/completions   OpenAI chat completions, any apply prompt of `formats.FAMILIES`;
                                 also as /v1/apply/chat/completions, under Relace's OpenAI-compatible base
+    POST /v1/completions        OpenAI completions: the `prompt` string is the apply prompt
     POST /v1/code/apply         Relace's apply endpoint
-    GET  /v1/models             the accepted `model` names
+    POST /api/chat              Ollama's chat, NDJSON streaming unless `stream` is false
+    POST /api/generate          Ollama's generate (`raw` or not), the same
+    GET  /v1/models, /api/tags  the model names; GET /api/version Ollama's version probe
     GET  /health                200 SERVING / 503 NOT_SERVING, as the gRPC health service says
 
-Routes stay thin: parse the body into an `ApplyRequest`, run it through `queued_events` (the gRPC
-server's path: structural at once, model requests in their turn on the one model), shape the
-answer. Every failure is OpenAI's error JSON with the status of `errors.HTTP_STATUS` (a refusal
-with its readings and hint beside it, `errors.refusal_fields`); nothing answers with a traceback.
+Routes stay thin: parse the body into an `ApplyRequest` and its answer's shape, run it through
+`queued_events` (the gRPC server's path: structural at once, model requests in their turn on the
+one model), shape the answer. Every failure is the route's error JSON with the status of
+`errors.HTTP_STATUS` (a refusal with its readings and hint beside it, `errors.refusal_fields`);
+nothing answers with a traceback.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 
@@ -28,13 +33,24 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from fastapply import __version__
 from fastapply.api import DEFAULT_ENGINE, Applier, ApplyError, ApplyRequest, ApplyResult, Finding, TextDelta
-from fastapply.httpapi import compaction, language
-from fastapply.httpapi.errors import error_body, error_object, status_of
-from fastapply.httpapi.parse import HTTPCall, chat_call, model_names, parse_json, relace_call
+from fastapply.httpapi import compaction, language, ollama
+from fastapply.httpapi.errors import error_body, error_object, refusal_fields, status_of
+from fastapply.httpapi.parse import (
+    HTTPCall,
+    Naming,
+    chat_call,
+    completion_call,
+    model_names,
+    ollama_chat_call,
+    ollama_generate_call,
+    parse_json,
+    relace_call,
+)
 from fastapply.httpapi.paths import ForgivingPaths, route_hint
 from fastapply.httpapi.pump import events_in_thread, stop_on_disconnect
-from fastapply.httpapi.shapes import ChatShapes, Done, RelaceShapes, sse
+from fastapply.httpapi.shapes import ChatShapes, CompletionShapes, Done, RelaceShapes
 from fastapply.httpapi.usage import TokenCounter, usage_of
 from fastapply.metrics import Metrics
 from fastapply.server import STATUS, ModelQueue, Stopped, queued_events
@@ -56,6 +72,12 @@ class HTTPState:
     counter: TokenCounter | None = None  # counts model-free answers' usage; None: they carry none
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     default_engine: str = DEFAULT_ENGINE  # what client model names (morph-v3-large, ...) and no `model` select
+    strict_model_names: bool = False  # a name that is not ours is a 400 (else the default engine answers)
+    workers: int = 64  # threads that run requests (the gRPC server's default --workers); more wait their turn
+
+    @property
+    def naming(self) -> Naming:
+        return Naming(self.default_engine, self.strict_model_names)
 
 
 def create_app(state: HTTPState) -> FastAPI:
@@ -64,15 +86,13 @@ def create_app(state: HTTPState) -> FastAPI:
     app.add_exception_handler(StarletteHTTPException, _route_error)
     app.add_exception_handler(Exception, _internal_error)
 
-    @app.post("/v1/chat/completions")
-    async def chat_completions(request: Request):
-        return await front.run(request, "http.chat.completions", partial(chat_call, default_engine=state.default_engine),
-                               ChatShapes)
-
-    @app.post("/v1/code/apply")
-    async def code_apply(request: Request):
-        return await front.run(request, "http.code.apply", partial(relace_call, default_engine=state.default_engine),
-                               RelaceShapes)
+    routes = {"/v1/chat/completions": ("http.chat.completions", chat_call, ChatShapes),
+              "/v1/completions": ("http.completions", completion_call, CompletionShapes),
+              "/v1/code/apply": ("http.code.apply", relace_call, RelaceShapes),
+              "/api/chat": ("http.ollama.chat", ollama_chat_call, ollama.ChatShapes),
+              "/api/generate": ("http.ollama.generate", ollama_generate_call, ollama.GenerateShapes)}
+    for path, (method, parse, shapes) in routes.items():
+        app.add_api_route(path, front.endpoint(method, parse, shapes), methods=["POST"])
 
     @app.get("/v1/models")
     async def models(request: Request):
@@ -82,6 +102,18 @@ def create_app(state: HTTPState) -> FastAPI:
             return error_response(e)
         return {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "fastapply"}
                                            for name in model_names(state.default_engine)]}
+
+    @app.get("/api/tags")
+    async def tags(request: Request):
+        try:
+            front.authorize(request)
+        except ApplyError as e:
+            return error_response(e, ollama.ChatShapes.error)
+        return ollama.tags(model_names(state.default_engine))
+
+    @app.get("/api/version")
+    async def version():
+        return {"version": __version__}
 
     @app.get("/health")
     async def health():
@@ -96,6 +128,7 @@ def create_app(state: HTTPState) -> FastAPI:
 class HTTPFrontEnd:
     def __init__(self, state: HTTPState):
         self.state = state
+        self.pool = ThreadPoolExecutor(max_workers=state.workers, thread_name_prefix="fastapply-http-apply")
         self._expected = f"Bearer {state.token}".encode() if state.token else None
 
     def authorize(self, request: Request) -> None:
@@ -107,17 +140,23 @@ class HTTPFrontEnd:
                              "missing `Authorization: Bearer <token>` header; this server requires a token "
                              "(--token-file)")
 
-    async def run(self, request: Request, method: str, parse: Callable[..., HTTPCall], shapes_of) -> Response:
-        """Authorize, parse, apply; a unary JSON answer or an event stream; errors in OpenAI's shape."""
+    def endpoint(self, method: str, parse: Callable[..., HTTPCall], shapes_of):
+        async def handle(request: Request) -> Response:
+            return await self.run(request, method=method, parse=parse, shapes_of=shapes_of)
+        return handle
+
+    async def run(self, request: Request, *, method: str, parse: Callable[..., HTTPCall], shapes_of) -> Response:
+        """Authorize, parse, apply; a unary JSON answer or an event stream; errors in the route's shape."""
         watch = _Watch(self.state.metrics, method)
         call = None
         try:
             self.authorize(request)
-            call = parse(parse_json(await read_body(request, self.state.max_body_bytes)), request.headers)
+            call = parse(parse_json(await read_body(request, self.state.max_body_bytes)), request.headers,
+                         self.state.naming)
             watch.started(call.request.engine)
             shapes = shapes_of(call)
             stop = threading.Event()
-            events = events_in_thread(partial(self._events, call), stop)
+            events = events_in_thread(partial(self._events, call), stop, self.pool)
             async with stop_on_disconnect(request.receive, stop):
                 if not call.stream:
                     done = _finished(await _last(events))
@@ -131,8 +170,10 @@ class HTTPFrontEnd:
                     check_valid(_finished(held[-1] if held else None).result, call)
                     events = _replay(held)
                 first = await anext(events)  # an error before any text still gets its HTTP status
-            return EventStream(self._stream(shapes, call, first, events, watch), stop)
+            return EventStream(self._stream(shapes, call, first, events, watch), stop, shapes.media_type)
         except ApplyError as e:
+            if call is not None and e.code == "refused" and call.answer.refuses_empty:
+                return self._refused_as_answer(call, shapes_of(call), e, watch)
             watch.done(e.code)
             return error_response(e, shapes_of.error, call.request if call is not None else None,
                                   self.state.max_body_bytes)
@@ -141,12 +182,24 @@ class HTTPFrontEnd:
             watch.done("internal")
             return error_response(ApplyError("internal", f"internal error: {type(e).__name__}: {e}"), shapes_of.error)
 
+    def _refused_as_answer(self, call: HTTPCall, shapes, err: ApplyError, watch: _Watch) -> Response:
+        """aiXapply's model refuses with its answer tags and nothing inside, which its clients read
+        as "ambiguous": that answer, with the refusal's hint, reasons and readings under `fastapply`."""
+        why = Finding("refusal", err.message.split("\n", 1)[0], "info")
+        done = Done(ApplyResult("", call.request.engine, call.request.language, findings=[*call.notes, why]),
+                    refusal=refusal_fields(err, call.request, self.state.max_body_bytes))
+        watch.done("ok")
+        if not call.stream:
+            return json_response(shapes.unary(done))
+        return EventStream(self._stream(shapes, call, done, _replay([]), watch), threading.Event(),
+                           shapes.media_type)
+
     def _events(self, call: HTTPCall, should_stop: Callable[[], bool]) -> Iterator[TextDelta | Done]:
         """Runs in the request's worker thread: the Applier's events, the result with its usage.
         A request that names no language is tried as `language.attempts` says: a try the merge
         refuses gives way to the next, and only the last try streams as it goes."""
         tries = language.attempts(call.request)
-        notes: list[Finding] = []
+        notes: list[Finding] = list(call.notes)
         if call.anchors is not None:
             log.info("anchor-compacted request: the original (%d chars) rebuilt from %d placeholders",
                      len(call.anchors.original), call.anchors.placeholders)
@@ -170,7 +223,7 @@ class HTTPFrontEnd:
                 if isinstance(ev, ApplyResult):
                     ev.findings[:0] = notes + ([attempt.note] if attempt.note is not None else [])
                     self.state.metrics.result(ev)
-                    yield Done(ev, usage_of(req, ev, self.state.counter))
+                    yield Done(ev, partial(usage_of, req, ev, self.state.counter))
                 else:
                     yield ev
         except Stopped:
@@ -180,28 +233,29 @@ class HTTPFrontEnd:
         code = "ok"
         try:
             for obj in shapes.start():
-                yield sse(obj)
+                yield shapes.frame(obj)
             ev = first
             while ev is not None:
                 if isinstance(ev, Done):
-                    check_valid(ev.result, call)
+                    if ev.refusal is None:
+                        check_valid(ev.result, call)
                     for obj in shapes.finish(ev):
-                        yield sse(obj)
+                        yield shapes.frame(obj)
                 else:
-                    yield sse(shapes.text(ev.text))
+                    yield shapes.frame(shapes.text(ev.text))
                 ev = await anext(events, None)
             for line in shapes.end():
                 yield line
         except ApplyError as e:  # the status line is sent: the error is the stream's last event
             code = e.code
-            yield sse(shapes.error(error_body(e, call.request, self.state.max_body_bytes)))
+            yield shapes.frame(shapes.error(error_body(e, call.request, self.state.max_body_bytes)))
         except (asyncio.CancelledError, GeneratorExit):  # the client went away
             code = "cancelled"
             raise
         except Exception as e:
             log.exception("internal error in a stream")
             code = "internal"
-            yield sse(shapes.error(error_body(ApplyError("internal", f"internal error: {type(e).__name__}: {e}"))))
+            yield shapes.frame(shapes.error(error_body(ApplyError("internal", f"internal error: {type(e).__name__}: {e}"))))
         finally:
             await events.aclose()
             watch.done(code)
@@ -209,22 +263,26 @@ class HTTPFrontEnd:
 
 def check_valid(result: ApplyResult, call: HTTPCall) -> None:
     """A file that failed validation is not handed to a client that would write it over a good one,
-    nor one that Morph's SDK would change while expanding anchors."""
+    nor one that Morph's SDK would change while expanding anchors, nor one that the client would cut
+    at a closing tag it holds (Osmosis' MCP server cuts at the first `</code>`: a Javadoc's `</code>`)."""
     if not result.ok:
         errors = "; ".join(f"{f.kind}: {f.message}" for f in result.findings if f.severity == "error")
         raise ApplyError("refused", f"the merged file failed validation and is not returned: {errors}")
     if call.anchors is not None:
         compaction.check_answer(result.merged, call.anchors.namespace)
+    if call.answer.cut_short(result.merged):
+        raise ApplyError("refused", f"send this file in another format (Morph's, or Relace's /v1/code/apply): the "
+                                    f"merged file holds `{call.answer.close}`, where this prompt's clients end the "
+                                    f"answer, so they would write it cut short there")
 
 
 class EventStream(StreamingResponse):
-    """Server-sent events; when the response ends for any reason (a client that went away included),
-    `stop` is set, which the request's merge polls as its should_stop."""
+    """Server-sent events (or Ollama's NDJSON lines); when the response ends for any reason (a client
+    that went away included), `stop` is set, which the request's merge polls as its should_stop."""
 
-    media_type = "text/event-stream"
-
-    def __init__(self, content: AsyncIterator[bytes], stop: threading.Event):
-        super().__init__(content, headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    def __init__(self, content: AsyncIterator[bytes], stop: threading.Event, media_type: str = "text/event-stream"):
+        super().__init__(content, headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+                         media_type=media_type)
         self.stop = stop
 
     async def __call__(self, scope, receive, send) -> None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
-ROUTES = ("/v1/chat/completions", "/v1/code/apply", "/v1/models")
+ROUTES = ("/v1/chat/completions", "/v1/completions", "/v1/code/apply", "/v1/models", "/api/chat", "/api/generate",
+          "/api/tags", "/api/version")
 _SLASHES = re.compile(r"/{2,}")
 _DOUBLED_V1 = re.compile(r"^(?:/v1)+(?=/)")
 # Relace's OpenAI-compatible base, `.../v1/apply`: its routes are the OpenAI ones.
@@ -31,11 +32,12 @@ def canonical_path(path: str) -> str:
 def route_hint(path: str) -> str:
     """For a 404: the route the client probably meant, and how to write its base URL ("" if none)."""
     for route in ROUTES:
-        tail = route[len("/v1"):]
+        tail = route[route.index("/", 1):]
         if path.rstrip("/").endswith(tail):
             return (f"; this server answers {route}: OpenAI clients take the base URL http://HOST:PORT/v1 "
                     "(or Relace's http://HOST:PORT/v1/apply), Relace's SDK (RELACE_BASE_URL) http://HOST:PORT/v1, "
-                    "Morph's SDK (morphApiUrl) and MCP server (MORPH_API_URL) the bare origin http://HOST:PORT")
+                    "Morph's SDK (morphApiUrl) and MCP server (MORPH_API_URL) and Ollama clients (OLLAMA_HOST) the bare "
+                    "origin http://HOST:PORT")
     return ""
 
 

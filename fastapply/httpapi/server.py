@@ -83,14 +83,15 @@ def _bind(host: str, port: int) -> socket.socket:
 def attach_http(grpc_server, port: int = 0, *, token: str | None = None,
                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, counter: TokenCounter | None = None,
                 tls_cert_file: str | None = None, tls_key_file: str | None = None,
-                default_engine: str = DEFAULT_ENGINE) -> HTTPServer:
+                default_engine: str = DEFAULT_ENGINE, strict_model_names: bool = False) -> HTTPServer:
     """An HTTP front-end on `grpc_server`'s host, over its applier, model queue, metrics and health;
     it starts and stops with the gRPC server (its `companions`). `counter` counts the usage of
     model-free (structural) answers; without one they carry no `usage`. `default_engine` is what
-    the model names clients already send (morph-v3-large, ...) and a missing `model` select."""
+    the model names clients already send (morph-v3-large, ...), any name that is not ours and a missing
+    `model` select; `strict_model_names` refuses a name that is not ours instead."""
     state = HTTPState(grpc_server.applier, grpc_server.queue, grpc_server.metrics, token=token,
                       serving=lambda: grpc_server.serving, counter=counter, max_body_bytes=max_body_bytes,
-                      default_engine=default_engine)
+                      default_engine=default_engine, strict_model_names=strict_model_names)
     http = HTTPServer(create_app(state), grpc_server.host, port, tls_cert_file=tls_cert_file,
                       tls_key_file=tls_key_file)
     grpc_server.companions.append(http)

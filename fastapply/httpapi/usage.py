@@ -5,9 +5,13 @@ and how many draft tokens the verifier accepted (OpenAI's `accepted_prediction_t
 rejected (`rejected_prediction_tokens` = drafted - accepted).
 
 The structural engine runs no model, so it has no tokens of its own. It is counted as the model
-would have been: the model spec's prompt around the original, update and instruction, and the
-merged file as the completion, with the spec's tokenizer loaded alone (no weights) on first use.
-When that tokenizer cannot be loaded, the answer carries no `usage` rather than invented numbers.
+would have been, with the spec's tokenizer loaded alone (no weights) on first use: the merged file
+as the completion; as the prompt, the spec's prompt with empty blocks plus the original, the update
+and the instruction counted apart (within a few tokens of the whole prompt's count: the tokens at
+the seams may merge differently). Counted apart, each text's count is remembered by its digest
+(`CountCache`), so what repeats is counted once: a file re-sent after a refusal, and in an editing
+session the file the last answer returned, which is the next request's original. When the
+tokenizer cannot be loaded, the answer carries no counts rather than invented numbers.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import threading
 from dataclasses import dataclass
 
 from fastapply.api import ApplyRequest, ApplyResult
+from fastapply.httpapi.cache import DigestCache
 
 log = logging.getLogger("fastapply.httpapi")
 
@@ -45,6 +50,9 @@ def model_usage(result: ApplyResult) -> Usage | None:
     return Usage(s.prompt_tokens, s.output_tokens, s.accepted_tokens, s.drafted_tokens - s.accepted_tokens)
 
 
+COUNT_CACHE_TEXTS = 4096  # texts whose token counts are remembered (about 100 bytes each)
+
+
 class TokenCounter:
     """Counts a model-free result's tokens with the model spec's tokenizer (see the module docstring).
 
@@ -57,6 +65,8 @@ class TokenCounter:
         self._lock = threading.Lock()
         self._loaded: tuple[object, object] | None = None  # (spec, tokenizer)
         self._failed = False
+        self._counts = DigestCache(COUNT_CACHE_TEXTS)
+        self._overhead: dict[bool, int] = {}  # has an instruction -> the prompt's tokens around the blocks
 
     def warm(self) -> None:
         """Load the tokenizer in the background so that the first request does not wait for it."""
@@ -90,8 +100,36 @@ class TokenCounter:
         if loaded is None:
             return None
         spec, tok = loaded
-        prompt_ids = spec.prompt_ids(tok, req.original, req.update, req.instruction)  # as the engines count
-        return Usage(len(prompt_ids), len(tok(result.merged, add_special_tokens=False)["input_ids"]))
+        instruction = req.instruction or ""
+        texts = [req.original, req.update, result.merged] + ([instruction] if instruction else [])
+        counts = self.counts(tok, texts)
+        return Usage(self._around(spec, tok, bool(instruction)) + sum(counts) - counts[2], counts[2])
+
+    def counts(self, tok, texts: list[str]) -> list[int]:
+        """Each text's token count: remembered ones from the cache, the rest in one batch."""
+        keys = [self._counts.key(t) for t in texts]
+        got = [self._counts.get(k) for k in keys]
+        missing = [i for i, n in enumerate(got) if n is None]
+        for i, n in zip(missing, _tokens(tok, [texts[i] for i in missing]), strict=True):
+            got[i] = n
+            self._counts.put(keys[i], n)
+        return got
+
+    def _around(self, spec, tok, instruction: bool) -> int:
+        """The spec's prompt tokens around the blocks (its template, the system prompt)."""
+        if instruction not in self._overhead:
+            probe = "x" if instruction else None
+            self._overhead[instruction] = len(spec.prompt_ids(tok, "", "", probe)) - (_tokens(tok, ["x"])[0] if probe else 0)
+        return self._overhead[instruction]
+
+
+def _tokens(tok, texts: list[str]) -> list[int]:
+    if not texts:
+        return []
+    backend = getattr(tok, "backend_tokenizer", None)  # the fast tokenizer itself: one batch, no Python wrapping
+    if backend is not None:
+        return [len(e.ids) for e in backend.encode_batch(texts, add_special_tokens=False)]
+    return [len(tok(t, add_special_tokens=False)["input_ids"]) for t in texts]
 
 
 def usage_of(req: ApplyRequest, result: ApplyResult, counter: TokenCounter | None) -> Usage | None:

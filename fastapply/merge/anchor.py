@@ -13,8 +13,9 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+from fastapply.merge.deadline import check as check_deadline
 from fastapply.merge.diff import edit_distance
-from fastapply.merge.text import is_blank, is_trivial, key, reindent
+from fastapply.merge.text import CLOSERS, is_blank, is_trivial, key, reindent
 
 MAX_PAIRS = 4000  # anchor-occurrence pairs examined per region
 WEIGHT_INS, WEIGHT_DEL = 1, 2  # removing original lines is the bolder reading
@@ -260,6 +261,28 @@ def _edge_ties(found: list[Candidate], narrowed: list[Candidate], edge: str,
             c.cost <= cost]
 
 
+def _closers_as_written(lines: list[str], shifted: list[str], b: int, idx: OriginalIndex, e: int) -> list[str]:
+    """The region re-indented to a place, but for the closing lines that end it (after its last
+    anchor) which, as the snippet writes them, are the original's next lines after the place and,
+    shifted, are not: members shown from column 0 with their container's `end` or `}` left where
+    it stands."""
+    first = len(lines)
+    while first - 1 > b and lines[first - 1].strip() in CLOSERS:
+        first -= 1
+    j = next((j for j in range(e + 1, len(idx.lines)) if not is_blank(idx.lines[j])), None)
+    if first == len(lines) or j is None:
+        return shifted
+    out = None
+    for k in range(first, len(lines)):
+        if j >= len(idx.lines) or key(lines[k]) != idx.keys[j]:
+            break
+        if key(shifted[k]) != idx.keys[j]:
+            out = out or list(shifted)
+            out[k] = lines[k]
+        j += 1
+    return out or shifted
+
+
 def _place(lines: list[str], a: int, b: int, idx: OriginalIndex) -> list[Candidate]:
     span_len = b - a + 1
     outside = sum(1 for i, ln in enumerate(lines) if (i < a or i > b) and not is_blank(ln))
@@ -304,10 +327,12 @@ def _place(lines: list[str], a: int, b: int, idx: OriginalIndex) -> list[Candida
             return None
         dels = (d - (len(rk) - (e - s + 1))) // 2
         cost = WEIGHT_INS * (d - dels + outside) + WEIGHT_DEL * dels
-        return Candidate(cost, s, e, shifted, a, b, contexts[i], (len(rk) + (e - s + 1) - d) // 2,
-                         _has_solid_match(rk, idx, s, e, shifted != lines))
+        return Candidate(cost, s, e, _closers_as_written(lines, shifted, b, idx, e), a, b, contexts[i],
+                         (len(rk) + (e - s + 1) - d) // 2, _has_solid_match(rk, idx, s, e, shifted != lines))
 
     for i, (lb, s, e, shifted) in enumerate(pairs):
+        if i % 64 == 0:
+            check_deadline()
         if best is not None and WEIGHT_INS * lb > best + MARGIN:
             if i in must:
                 deferred.append(i)

@@ -17,7 +17,7 @@ from fastapply.merge.edge_lines import consume_back, consume_forward
 from fastapply.merge.inline import fill_inline_markers
 from fastapply.merge.segment import split_regions
 from fastapply.merge.splice import apply_edits
-from fastapply.merge.text import is_blank, join_lines, similar, split_lines
+from fastapply.merge.text import is_blank, join_lines, similar, split_lines, with_original_spacing
 
 MAX_CANDIDATES = 3  # more texts to re-sync on cost drafter work and rarely add a place the model goes
 GAP_PLACES = 2  # gap placements kept per region without anchors (`gap_texts`)
@@ -55,7 +55,8 @@ def candidate_texts(original: str, update: str, limit: int = MAX_CANDIDATES) -> 
     texts: list[str] = []
     for choice in choices:
         lines = apply_edits(orig, _spans(choice, orig))
-        text = join_lines(lines, newline, trailing or not orig) if lines is not None else None
+        text = join_lines(with_original_spacing(orig, lines), newline, trailing or not orig) \
+            if lines is not None else None
         if text is not None and text != original and text not in texts:
             texts.append(text)
         if len(texts) == limit:
@@ -130,7 +131,8 @@ def gap_texts(original: str, update: str, limit: int = GAP_PLACES) -> list[str]:
     for choice in choices:
         spans = sorted(list(fixed.values()) + [options[i][k] for i, k in choice.items()])
         lines = apply_edits(orig, spans)
-        text = join_lines(lines, newline, trailing or not orig) if lines is not None else None
+        text = join_lines(with_original_spacing(orig, lines), newline, trailing or not orig) \
+            if lines is not None else None
         if text is not None and text != original and text not in texts:
             texts.append(text)
     return texts

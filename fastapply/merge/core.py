@@ -7,12 +7,14 @@ Every strategy gives a `Placement`; the accepted one must pass `fastapply.valida
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from difflib import SequenceMatcher
+from dataclasses import dataclass, replace
 
 from fastapply.languages import detect_language, parse, unparsable
 from fastapply.markers import comment_read_as_marker, marker_flags
 from fastapply.merge.anchor import Region
 from fastapply.merge.fold import fold_shown_wrap, keeps_snippet_lines
+from fastapply.merge.fragment import SECTION_CHECK, SECTION_KIND
 from fastapply.merge.inline import fill_inline_markers
 from fastapply.merge.lineplace import line_readings, merge_lines
 from fastapply.merge.members import merge_members
@@ -24,7 +26,7 @@ from fastapply.merge.result import (
     Placement,
 )
 from fastapply.merge.segment import split_regions
-from fastapply.merge.text import join_lines, key, occurrences, split_lines
+from fastapply.merge.text import join_lines, key, occurrences, split_lines, with_original_spacing
 from fastapply.merge.tree import merge_marker_free
 from fastapply.merge.whole_defs import defined_twice
 from fastapply.validate import unmergeable_input, validate
@@ -45,12 +47,15 @@ class _Edit:
     trailing: bool  # the original ends with a newline
     upd_trailing: bool  # ... and the snippet
     broken: bool = False  # the original does not parse (mostly): placed by lines only, see `_read`
+    section: bool = False  # the request says the original is a section of a file (`validate`)
 
     def text(self, lines: list[str]) -> str:
-        return join_lines(lines, self.newline, self.trailing or not self.orig_lines)
+        return join_lines(with_original_spacing(self.orig_lines, lines), self.newline,
+                          self.trailing or not self.orig_lines)
 
     def errors(self, text: str) -> list[str]:
-        return [f.line() for f in validate(self.original, self.update, text, self.lang) if f.severity == "error"]
+        return [f.line() for f in validate(self.original, self.update, text, self.lang, self.section)
+                if f.severity == "error"]
 
 
 # The check of a refusal on the input itself (empty, binary, minified): its reason says what to send
@@ -59,12 +64,17 @@ INPUT_CHECK = "unmergeable_input"
 
 
 def _refuse(reasons: list[str], lang: str | None, method: str = "", check: str = "") -> MergeResult:
+    cut = next((r for r in reasons if r.startswith(SECTION_KIND + ": ")), None)
+    if cut is not None:  # a section cut through what the snippet shows: its reason says what to send
+        reasons = [cut.removeprefix(SECTION_KIND + ": ")] + [r for r in reasons if r is not cut]
+        check = SECTION_CHECK
     return MergeResult(None, 0.0, reasons, lang, method, check=check)
 
 
-def merge(original: str, update: str, language: str | None, path: str | None) -> MergeResult:
+def merge(original: str, update: str, language: str | None, path: str | None, section: bool = False) -> MergeResult:
+    """`section`: the original is a section of a file, both its edges cuts (`fragment.find_cuts`)."""
     lang = detect_language(language, path, original)
-    edit = _read(original, update, lang)
+    edit = _read(original, update, lang, section)
     if isinstance(edit, MergeResult):
         return edit
     if edit.n_markers == 0 and [key(x) for x in edit.upd_lines] == [key(x) for x in edit.orig_lines]:
@@ -117,7 +127,8 @@ def _one_reading_left(edit: _Edit, refused: Placement) -> Placement:
     of a region and the reading left deletes original code the snippet does not show: which copy of
     its context bounds a deletion is the doubt itself, and the anchors may not have found every
     copy (a fuzz seed's silent wrong: the expected file deleted up to a third copy of
-    ` * @returns {function}`)."""
+    ` * @returns {function}`). A side that fails only the section rules (`SECTION_CHECKS`: code
+    beyond a cut edge, which the snippet may restate from beyond it) is no less likely for that."""
     d = refused.doubt
     if edit.errors(edit.text(d.kept)) or (d.places and _deletes_unshown(edit, d.kept)):
         return refused
@@ -127,7 +138,7 @@ def _one_reading_left(edit: _Edit, refused: Placement) -> Placement:
             why.append(f"the other reading ({side.how}) cannot be spliced ({side.unspliced})")
             continue
         bad = edit.errors(edit.text(side.lines))
-        if not bad:
+        if not bad or all(b.startswith(SECTION_KIND + ": ") for b in bad):
             return refused
         why.append(f"the other reading ({side.how}) fails validation ({bad[0]})")
     return Placement(d.kept, [f"{d.reason} " + "; ".join(why) + ": one reading is left"], CONFIDENCE_ONE_LEFT)
@@ -161,7 +172,7 @@ def _whole_file_reading(edit: _Edit, placed: Placement) -> str | None:
             "the original's code: the whole new file (that code deleted), or an edit that keeps it?")
 
 
-def _read(original: str, update: str, lang: str | None) -> _Edit | MergeResult:
+def _read(original: str, update: str, lang: str | None, section: bool = False) -> _Edit | MergeResult:
     """The request read into lines and regions, or a refusal (empty, unparsable, unreadable)."""
     if not update.strip():
         return _refuse(["send the changed code, with markers for what stays: the update is empty"], lang,
@@ -187,8 +198,13 @@ def _read(original: str, update: str, lang: str | None) -> _Edit | MergeResult:
     regions, n_markers = split_regions(upd_lines, flags)
     if not regions:
         return _refuse(["the snippet has no content besides markers"], lang)
+    if section and regions[0].marker_before:
+        # the leading marker stands for lines above the section too, and a section starts where the
+        # client cut it (inside a block): the depth of its first line says nothing of the marker's
+        # care, so it makes no loose writer (`lineplace._loose_markers`) of a careful one
+        regions[0] = replace(regions[0], before_indent=None)
     return _Edit(original, update, lang, orig_lines, upd_lines, regions, n_markers, newline, trailing, upd_trailing,
-                 broken)
+                 broken, section)
 
 
 def _folded(edit: _Edit) -> MergeResult | None:
@@ -198,7 +214,7 @@ def _folded(edit: _Edit) -> MergeResult | None:
     lines = fold_shown_wrap(edit.upd_lines, flags, edit.orig_lines, edit.lang)
     if lines is None:
         return None
-    res = merge(edit.original, "\n".join(lines) + "\n", edit.lang, None)
+    res = merge(edit.original, "\n".join(lines) + "\n", edit.lang, None, edit.section)
     if not res.ok or not keeps_snippet_lines(edit.upd_lines, flags, res.text.splitlines()):
         return None
     return MergeResult(res.text, min(res.confidence, CONFIDENCE_WARNING),
@@ -222,11 +238,11 @@ def _checked(edit: _Edit, placement: Placement, method: str) -> MergeResult:
     """The accepted placement as a merged file, if it passes the checks every merge must pass."""
     merged = placement.lines or []
     refusal = (_no_change_from_scattered_lines(edit, merged) if edit.n_markers == 0 else None) or \
-        _defined_twice(edit, merged)
+        _defined_twice(edit, merged) or _reindented_alone(edit, merged)
     if refusal:
         return _refuse([refusal], edit.lang, method)
     text = edit.text(placement.lines)
-    findings = validate(edit.original, edit.update, text, edit.lang)
+    findings = validate(edit.original, edit.update, text, edit.lang, edit.section)
     errors = [f.line() for f in findings if f.severity == "error"]
     if errors:
         return _refuse(errors + _broken_note(edit), edit.lang, method)
@@ -255,6 +271,29 @@ def _no_change_from_scattered_lines(edit: _Edit, merged: list[str]) -> str | Non
             "in the original: is the code between them deleted?")
 
 
+def _reindented_alone(edit: _Edit, merged: list[str]) -> str | None:
+    """An original line the answer keeps but re-indents, between two neighbours it keeps exactly as
+    they were: no block opened or closed around it, only its indentation changed. A snippet whose
+    indentation drifted from the file's (a column of 20 spaces where the file has 10, which no level
+    width explains) shows such a line; an edit that means it is a formatting fix the merge cannot
+    tell from that drift, so it asks."""
+    old = [(i, x) for i, x in enumerate(edit.orig_lines) if x.strip()]
+    new = [(j, x) for j, x in enumerate(merged) if x.strip()]
+    matcher = SequenceMatcher(None, [x.strip() for _, x in old], [x.strip() for _, x in new], autojunk=False)
+    for tag, i1, i2, j1, _ in matcher.get_opcodes():
+        if tag != "equal":
+            continue
+        for k in range(i2 - i1):
+            a, b = i1 + k, j1 + k
+            if old[a][1].rstrip() == new[b][1].rstrip() or not (0 < a < len(old) - 1 and 0 < b < len(new) - 1):
+                continue
+            kept = old[a - 1][1].rstrip() == new[b - 1][1].rstrip() and old[a + 1][1].rstrip() == new[b + 1][1].rstrip()
+            if kept and matcher.a[a - 1] == matcher.b[b - 1] and matcher.a[a + 1] == matcher.b[b + 1]:
+                return (f"`{new[b][1].strip()[:50]}` (line {new[b][0] + 1}) would change its indentation alone, between "
+                        "lines that keep theirs: send it indented as the file has it")
+    return None
+
+
 def _defined_twice(edit: _Edit, merged: list[str]) -> str | None:
     """The answer would leave a definition the original has once, by the same header line, there
     twice, while the snippet shows it less than twice: the snippet's copy went next to the old one
@@ -265,11 +304,12 @@ def _defined_twice(edit: _Edit, merged: list[str]) -> str | None:
     return f"`{header[:60]}` would be in the file twice (the original has it once): misplaced?" if header else None
 
 
-def snippet_readings(original: str, update: str, language: str | None, path: str | None) -> list[tuple[str, str]]:
+def snippet_readings(original: str, update: str, language: str | None, path: str | None,
+                     section: bool = False) -> list[tuple[str, str]]:
     """(how, whole file) for each reading of the snippet by line anchors (lineplace.line_readings),
     unchecked and unvalidated; [] when the request cannot be read (empty, unparsable original)."""
     lang = detect_language(language, path, original)
-    edit = _read(original, update, lang)
+    edit = _read(original, update, lang, section)
     if isinstance(edit, MergeResult):
         return []
     found = line_readings(edit.regions, edit.orig_lines, partial_ok=edit.n_markers == 0, lang=lang)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from fastapply.memo import last_object
 from fastapply.merge.anchor import Candidate, OriginalIndex, Region, order_regions, place_region
 from fastapply.merge.checks import FILE_CHECKS, REGION_CHECKS, LinePlan, RegionFit, defines_something, named_refusal
 from fastapply.merge.checks.region_blanks import new_item_against_next_item
+from fastapply.merge.deadline import expired
 from fastapply.merge.checks.region_edges import keyed_edges
 from fastapply.merge.checks.helpers import seam_copies
 from fastapply.merge.edge_lines import consume_back, consume_forward
@@ -437,6 +439,8 @@ def line_readings(regions: list[Region], orig: list[str], partial_ok: bool = Fal
             continue
         placed, choice = fresh
         for variant in _variants(placed, orig, choice, partial_ok, lang, wrap):
+            if expired():
+                return out  # readings are extras: the ones found so far
             read = _splice(placed, orig, choice, partial_ok, lang, wrap, variant)
             if isinstance(read, Refusal) or tuple(read[0]) in seen:
                 continue
@@ -560,7 +564,7 @@ def _anchored_span(i: int, c: Candidate, fit: RegionFit, variant: Variant | None
     start = c.start if variant and (i, "lead") in variant.unpaired else fit.start
     end = c.end + 1 if variant and (i, "trail") in variant.unpaired else fit.end
     if variant and variant.edge_edit:  # (only a side the check doubts: elsewhere no reading of its own)
-        for side, _, j in keyed_edges(fit):
+        for side, _, j, _ in keyed_edges(fit):
             if (i, side) in variant.edge_edit:
                 start, end = (start, j + 1) if side == "trail" else (j, end)
     if variant and (i, "after_first") in variant.inserted:
@@ -579,20 +583,36 @@ def _fit(i: int, regions: list[Region], c: Candidate, orig: list[str], prev_end:
     """Region i at placement c: the original span its edge lines (beyond the anchors) replace."""
     lead, trail = c.lines[:c.first], c.lines[c.last + 1:]
     start, f_lead = consume_back(lead, orig, c.start, prev_end)
-    end, f_trail = consume_forward(trail, orig, c.end + 1, next_start)
+    paired, f_trail = consume_forward(trail, orig, c.end + 1, next_start)
+    new_trail = trail[paired - (c.end + 1):]
+    end = _through_closing_tail(new_trail, orig, paired) if i == len(regions) - 1 and \
+        not regions[i].marker_after else paired
     fit = RegionFit(i, regions[i], c, orig, prev_end, next_start, start, end, lead, trail,
                     new_lead=lead[:len(lead) - (c.start - start)] if c.start > start else lead,
-                    new_trail=trail[end - (c.end + 1):],
+                    new_trail=new_trail,
                     next_region=regions[i + 1] if i + 1 < len(regions) else None,
                     partial_ok=partial_ok, lang=lang, fuzzy=f_lead + f_trail,
                     opened=_opened_by_new_lines(regions[:i], c.lines[:c.first], orig), lowered=lowered)
     return fit
 
 
+def _through_closing_tail(new_trail: list[str], orig: list[str], end: int) -> int:
+    """The last region, with no marker after it, ends with the closing lines the file ends with
+    (`end`, `}`) after new lines: they are those lines (the span reaches the file's end), not new
+    ones beside them (a module's `end` doubled after methods shown from column 0)."""
+    tail = [x for x in orig[end:] if not is_blank(x)]
+    code = [x for x in new_trail if not is_blank(x)]
+    if not tail or len(tail) >= len(code) or any(x.strip() not in CLOSERS for x in tail) or \
+            [x.rstrip() for x in code[-len(tail):]] != [x.rstrip() for x in tail]:
+        return end
+    return len(orig) - next(k for k, x in enumerate(reversed(orig)) if not is_blank(x))
+
+
 def _separator_after(fit: RegionFit) -> list[str]:
-    """Blank lines to put after new definitions that end a region at a marker, when original code
-    follows right there: the separator the snippet wrote before them (between the block it shows
-    and the new definition) goes after them too, as it stood between the old neighbours."""
+    """Blank lines to put after new definitions (or new statements after blank lines only) that end a
+    region at a marker, when original code follows right there: the separator the snippet wrote
+    before them (between the block it shows and the new code) goes after them too, as it stood
+    between the old neighbours."""
     trail, o = fit.trail, fit.orig
     if not fit.region.marker_after or not fit.new_trail or is_blank(fit.new_trail[-1]) or \
             fit.end >= len(o) or is_blank(o[fit.end]) or o[fit.end].strip() in CLOSERS:
@@ -603,9 +623,13 @@ def _separator_after(fit: RegionFit) -> list[str]:
     first_new = next(x for x in fit.new_trail if not is_blank(x))
     if len(fit.region.after_indent or "") > len(indent_of(first_new)):
         return []  # the marker is inside the new code (its body goes on): no sibling follows here
-    if sep == 0 or not defines_something(fit.new_trail, fit.lang):
+    paired = o[fit.c.end + 1:fit.end]
+    # new definitions, or new statements where the region's trail paired only blank lines: those were
+    # the blank lines before the line the marker resumes at, which stay there (a new `if` block before
+    # a closing marker keeps the blank line above the `return` the marker stands for)
+    if sep == 0 or not (defines_something(fit.new_trail, fit.lang) or all(is_blank(x) for x in paired)):
         return []
-    return [""] * min(sep, sum(1 for x in o[fit.c.end + 1:fit.end] if is_blank(x)))
+    return [""] * min(sep, sum(1 for x in paired if is_blank(x)))
 
 
 def _blank_if_new_code_meets(fit: RegionFit) -> list[str]:
@@ -630,9 +654,15 @@ def _blank_if_new_code_meets(fit: RegionFit) -> list[str]:
 def _opened_by_new_lines(earlier: list[Region], lead: list[str], orig: list[str]) -> int:
     """Brackets opened and not closed by the snippet's new lines (not in the original) before a
     region's first anchor: a `}` there may close them (a block the snippet added)."""
-    known = {x.strip() for x in orig}
+    known = _stripped(orig)
     lines = [x for r in earlier for x in r.lines] + lead
     return sum(bracket_delta(x) for x in lines if x.strip() not in known)
+
+
+@last_object
+def _stripped(orig: list[str]) -> frozenset[str]:
+    """The original's lines, stripped: asked once per region placement of a 5,000-line file."""
+    return frozenset(x.strip() for x in orig)
 
 
 def _confidence(margin: int, fuzzy: int, kept_edges: bool) -> tuple[float, list[str]]:

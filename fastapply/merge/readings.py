@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from fastapply.markers import marker_flags
+from fastapply.merge.deadline import expired
 from fastapply.merge.candidates import candidate_texts, gap_texts
 from fastapply.merge.core import snippet_readings
 from fastapply.merge.lineplace import WRAP_HOW
@@ -42,12 +43,13 @@ class Readings:
 
 
 def read_all(original: str, update: str, language: str | None, path: str | None = None,
-             limit: int = MAX_READINGS) -> Readings:
+             limit: int = MAX_READINGS, section: bool = False) -> Readings:
     """The readings of a snippet the merge refused, each validated, first as the merge placed it; at
     most `limit`. The line-anchor readings first (they know wraps, edges, head and tail), then the
     candidate placements (`candidates.py`), which also cover marker-free snippets. `twice` keeps
-    the splices dropped because they define something twice."""
-    found = snippet_readings(original, update, language, path)
+    the splices dropped because they define something twice. `section`: validated as a section's
+    (`fastapply.validate`)."""
+    found = snippet_readings(original, update, language, path, section)
     found += [("cheapest placement" if i == 0 else f"placement {i + 1}", t)
               for i, t in enumerate(candidate_texts(original, update, limit=limit))]
     found += [("placed in the gap its neighbours leave" if i == 0 else f"gap placement {i + 1}", t)
@@ -57,11 +59,13 @@ def read_all(original: str, update: str, language: str | None, path: str | None 
     seen = {original}
     orig_lines, upd_lines = original.splitlines(), update.splitlines()
     for how, text in found:
+        if expired():
+            break  # readings are extras: the ones kept so far
         if text in seen:
             continue
         seen.add(text)
         if not splices_snippet(original, update, text) or \
-                any(f.severity == "error" for f in validate(original, update, text, language)):
+                any(f.severity == "error" for f in validate(original, update, text, language, section)):
             continue
         header = defined_twice(orig_lines, upd_lines, text.splitlines(), language)
         if header is not None:

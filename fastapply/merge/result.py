@@ -24,6 +24,8 @@ class MergeResult:
     # validation), best first. One when it answers; on a refusal, what a judge may pick from.
     readings: tuple[Reading, ...] = ()
     check: str = ""  # the named check whose doubt refused it (line anchors), if one did
+    # what reading the request took (merge/intake.py): a fence unwrapped, markers read, indentation re-based
+    notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

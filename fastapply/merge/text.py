@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
+from rapidfuzz import fuzz
+
 
 def split_lines(text: str) -> tuple[list[str], str, bool]:
     """Lines without their endings, the newline style, and whether the text ends with a newline."""
@@ -18,6 +20,50 @@ def split_lines(text: str) -> tuple[list[str], str, bool]:
 
 def join_lines(lines: list[str], newline: str, trailing: bool) -> str:
     return newline.join(lines) + (newline if trailing and lines else "")
+
+
+def with_original_spacing(orig: list[str], lines: list[str]) -> list[str]:
+    """`lines` (a merge's answer), each line that stands for an original line and differs from it
+    only in trailing whitespace written as the original has it: the comparison key ignores
+    trailing whitespace (`key`), so a snippet that dropped it (a Markdown hard break, a comment's
+    tail) would otherwise take it out of unchanged lines. A line of whitespace only is given back
+    where the code around it is unchanged (a wrap re-indents its blank lines with its code). Which
+    answer line stands for which original line: a line diff by key (the common head and tail first)."""
+    if not any(x != x.rstrip() for x in orig):
+        return lines
+    pairs: dict[int, int] = {}  # answer line -> the original line it stands for
+    head = 0
+    while head < min(len(orig), len(lines)) and key(orig[head]) == key(lines[head]):
+        pairs[head] = head
+        head += 1
+    tail = 0
+    while tail < min(len(orig), len(lines)) - head and key(orig[-1 - tail]) == key(lines[-1 - tail]):
+        pairs[len(lines) - 1 - tail] = len(orig) - 1 - tail
+        tail += 1
+    a, b = [key(x) for x in orig[head:len(orig) - tail]], [key(x) for x in lines[head:len(lines) - tail]]
+    for tag, i1, i2, j1, _ in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            pairs.update((head + j1 + k, head + i1 + k) for k in range(i2 - i1))
+    out = list(lines)
+    for j, i in pairs.items():
+        if out[j] == orig[i]:
+            continue
+        if orig[i].strip() or _code_around_kept(orig, lines, pairs, j):
+            out[j] = orig[i]
+    return out
+
+
+def _code_around_kept(orig: list[str], lines: list[str], pairs: dict[int, int], j: int) -> bool:
+    """Neither code line next to answer line j (the nearest above and below) is an original line
+    re-indented: where a wrap moved code a level, its blank lines move with it."""
+    stripped = {x.strip() for x in orig}
+    for step in (-1, 1):
+        k = j + step
+        while 0 <= k < len(lines) and not lines[k].strip():
+            k += step
+        if 0 <= k < len(lines) and k not in pairs and lines[k].strip() in stripped:
+            return False
+    return True
 
 
 def indent_of(line: str) -> str:
@@ -80,6 +126,11 @@ def similar(a: str, b: str, threshold: float = 0.6) -> bool:
         return False
     if a == b:
         return True
+    # difflib's ratio counts the characters of matching blocks, a common subsequence, so it is at most
+    # the longest common subsequence's ratio, which rapidfuzz computes in C: below the threshold
+    # there, below it in difflib too (the same answer, without building a SequenceMatcher).
+    if fuzz.ratio(a, b) < 100 * threshold - 1e-6:
+        return False
     return SequenceMatcher(None, a, b, autojunk=False).ratio() >= threshold
 
 

@@ -22,14 +22,20 @@ from collections import Counter
 from fastapply.languages import parse
 from fastapply.merge.defs import Definition, collect, flatten, names_header, parse_definitions, restates_header
 from fastapply.merge.text import dedent, indent_of, is_trivial
+from fastapply.memo import per_thread_lru
 
 
 def original_definitions(orig: list[str], lang: str | None) -> list[Definition]:
+    """Every definition of `orig`, flattened (read-only: they are kept for the next caller)."""
     if lang is None:
         return []
-    src = "\n".join(orig) + "\n"
+    return list(_definitions(lang, "\n".join(orig) + "\n"))
+
+
+@per_thread_lru(8)
+def _definitions(lang: str, src: str) -> tuple[Definition, ...]:
     tree = parse(lang, src)
-    return flatten(collect(tree, src.encode("utf-8"))) if tree is not None else []
+    return tuple(flatten(collect(tree, src.encode("utf-8")))) if tree is not None else ()
 
 
 def header_counts(defs: list[Definition]) -> Counter:

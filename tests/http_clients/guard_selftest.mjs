@@ -1,11 +1,12 @@
 // The guard's own test for this harness, run with NO_EGRESS_STRICT=1 (loopback refused too): each
 // client library here (Relace's SDK over fetch, Continue's adapters over @continuedev/fetch and the
-// openai SDK) must be stopped at the gate before it connects to the loopback server started here,
-// which must see no request. Prints {errors, served} as JSON.
+// openai SDK, the Ollama library over fetch) must be stopped at the gate before it connects to the
+// loopback server started here, which must see no request. Prints {errors, served} as JSON.
 import http from "node:http";
 
 import Relace from "@relace-ai/relace";
 import { constructLlmApi } from "@continuedev/openai-adapters";
+import { Ollama } from "ollama";
 
 let served = 0;
 const server = http.createServer((req, res) => { served++; res.end("{}"); });
@@ -20,6 +21,9 @@ const tries = {
     .chatCompletionStream(body, new AbortController().signal)),
   "continue-relace": () => drain(constructLlmApi({ provider: "relace", apiBase: `${url}/v1/`, apiKey: "k" })
     .chatCompletionStream(body, new AbortController().signal)),
+  "continue-completions": () => drain(constructLlmApi({ provider: "openai", apiBase: `${url}/v1/`, apiKey: "k" })
+    .completionStream({ model: "m", prompt: "p", stream: true }, new AbortController().signal)),
+  ollama: async () => drain(await new Ollama({ host: url }).generate({ model: "m", prompt: "p", raw: true, stream: true })),
 };
 const errors = {};
 for (const [name, fn] of Object.entries(tries)) {

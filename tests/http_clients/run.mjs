@@ -7,6 +7,16 @@
 //                    max_tokens: 4096}) (the adapter adds stream_options.include_usage)
 //   continue-relace  its provider `relace` as Continue's core calls it: the snippet as the user message,
 //                    `prediction: undefined` (so initialCode ""), unless the job gives a prediction
+//   continue-default Continue's default apply prompt (any model without an apply template of its own:
+//                    core/llm/templates/edit/gpt.ts `defaultApplyPrompt` at continuedev/continue d0a3c0b) through
+//                    the adapter's chatCompletionStream: the user message with the ORIGINAL CODE and SUGGESTED
+//                    EDIT fences, then the assistant message "```\n" (a prefill), model named as a user would
+//   continue-template  a string apply template (promptTemplates.apply) rendered by Handlebars as Continue's
+//                    renderPromptTemplate does, through the adapter's completionStream (`POST /v1/completions`,
+//                    where Continue's `openai` and `lmstudio` providers send a string prompt); `template`:
+//                    "morph" (Morph's documented template) or "aixapply" (aiXapply's style, its file asked bare)
+//   ollama-generate  the Ollama JavaScript library's generate({raw: true, stream: true}) with the rendered
+//                    template, the body Continue's `ollama` provider sends to `POST /api/generate`
 //
 //   node --require ../morph_clients/no_egress.cjs run.mjs JOBS.json RESULTS.json
 // JOBS.json: {url, key, metricsUrl?, jobs: [{id, client, original?, update, instruction?, stream?, key?,
@@ -22,6 +32,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 
 import Relace from "@relace-ai/relace";
 import { constructLlmApi } from "@continuedev/openai-adapters";
+import Handlebars from "handlebars";
+import { Ollama } from "ollama";
 
 const [jobsFile, resultsFile] = process.argv.slice(2);
 const spec = JSON.parse(readFileSync(jobsFile, "utf8"));
@@ -31,6 +43,28 @@ const IN_FLIGHT_WAIT_MS = 60_000;
 // Continue's apply prompt as fastapply's docs configure it (promptTemplates.apply), rendered with the
 // whole document as original_code and the chat's code block as new_code (core/edit/streamDiffLines.ts).
 const applyPrompt = (original, update) => `<code>${original}</code>\n<update>${update}</update>`;
+
+// Continue's default apply prompt (gpt.ts defaultApplyPrompt). Continue writes it with its own `dedent`
+// tag, which indents each interpolated value's lines to the template's indentation and then removes
+// that indentation from every line: the file and the snippet come out exactly as given.
+const defaultApplyPrompt = (original, update) => [
+  { role: "user", content: "ORIGINAL CODE:\n```\n" + original + "\n```\n\nSUGGESTED EDIT:\n```\n" + update
+    + "\n```\n\nApply the SUGGESTED EDIT to the ORIGINAL CODE. Output the complete modified file.\n"
+    + "- Output ONLY code. Do NOT explain, summarize, or describe changes.\n"
+    + "- Leave existing comments in place unless changes require modifying them.\n"
+    + "- Preserve all unchanged code exactly as-is." },
+  { role: "assistant", content: "```\n" },
+];
+
+// String apply templates as users write them in promptTemplates.apply (Handlebars, triple braces: raw).
+const TEMPLATES = {
+  morph: "<code>{{{ original_code }}}</code>\n<update>{{{ new_code }}}</update>",  // Continue's Morph docs
+  aixapply: "You apply a partial Update Snippet to the Source File and output the FULL resulting file.\n"
+    + "Do not wrap the result in markdown fences. Do not include XML tags or any explanation.\n\n### Task\n"
+    + "<source_file>{{{original_code}}}</source_file>\n\n<update_snippet>{{{new_code}}}</update_snippet>\n\n"
+    + "Please generate the full updated code strictly following the instructions.\n",
+};
+const rendered = (job) => Handlebars.compile(TEMPLATES[job.template])({ original_code: job.original, new_code: job.update });
 
 async function inFlight() {
   const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
@@ -48,7 +82,7 @@ function abortWhenInFlight(job, controller) {
 }
 
 function errorOf(e) {
-  return { name: e?.constructor?.name ?? e?.name ?? "Error", status: e?.status, message: String(e?.message ?? e),
+  return { name: e?.constructor?.name ?? e?.name ?? "Error", status: e?.status ?? e?.status_code, message: String(e?.message ?? e),
            body: e?.error };
 }
 
@@ -114,6 +148,44 @@ async function continueRelace(job) {
                                messages: [{ role: "user", content: job.update }] }, job);
 }
 
+async function continueDefault(job) {
+  const api = constructLlmApi({ provider: "openai", apiBase: `${spec.url}/v1/`, apiKey: job.key ?? spec.key });
+  return continueStream(api, { model: job.model ?? "qwen2.5-coder:1.5b", max_tokens: 4096, stream: true,
+                               messages: defaultApplyPrompt(job.original, job.update) }, job);
+}
+
+async function continueTemplate(job) {
+  const api = constructLlmApi({ provider: "openai", apiBase: `${spec.url}/v1/`, apiKey: job.key ?? spec.key });
+  const controller = new AbortController();
+  let merged = "", usage, chunks = 0;
+  for await (const chunk of api.completionStream({ model: job.model ?? "fastapply-1.5b", prompt: rendered(job),
+                                                   max_tokens: 4096, stream: true }, controller.signal)) {
+    const text = chunk.choices?.[0]?.text;
+    if (typeof text === "string" && text) {
+      merged += text;
+      chunks++;
+    }
+    if (chunk.usage) usage = chunk.usage;
+  }
+  return { ok: true, merged, usage, chunks };
+}
+
+async function ollamaGenerate(job) {
+  const client = new Ollama({ host: spec.url, headers: { Authorization: `Bearer ${job.key ?? spec.key}` } });
+  const stream = await client.generate({ model: job.model ?? "codellama:7b", prompt: rendered(job), raw: true,
+                                         stream: true, keep_alive: 1800, options: { num_predict: 4096 } });
+  let merged = "", chunks = 0, last;
+  for await (const part of stream) {
+    if (part.response) {
+      merged += part.response;
+      chunks++;
+    }
+    last = part;
+  }
+  return { ok: true, merged, chunks, usage: { prompt_tokens: last?.prompt_eval_count, completion_tokens: last?.eval_count },
+           doneReason: last?.done_reason };
+}
+
 async function traced(job, run) {
   if (!job.trace) return run();
   const trace = [];
@@ -131,7 +203,9 @@ async function traced(job, run) {
   }
 }
 
-const CLIENTS = { relace, "continue-openai": continueOpenai, "continue-relace": continueRelace };
+const CLIENTS = { relace, "continue-openai": continueOpenai, "continue-relace": continueRelace,
+                  "continue-default": continueDefault, "continue-template": continueTemplate,
+                  "ollama-generate": ollamaGenerate };
 const results = [];
 for (const job of spec.jobs) {
   let out;

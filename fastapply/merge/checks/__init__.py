@@ -132,6 +132,26 @@ from fastapply.merge.checks.marker_free import (
     definitions_reordered,
     partial_with_changed_header,
 )
+# An original that is a section of a file: what the merge writes beyond its cuts (SectionEdit).
+from fastapply.merge.checks.fragments import (
+    blank_line_at_cut,
+    block_opened_below_cut,
+    code_beyond_cut,
+    code_beyond_marked_edge,
+    comment_shown_across_edge,
+    definition_cut_at_head,
+    definition_cut_at_tail,
+    definition_restated_around_head,
+    edge_region_out_of_order,
+    header_written_twice,
+    marker_beyond_section_edge,
+    markerless_on_broken_section,
+    section_unchanged,
+    shown_across_cut,
+    unheld_line_at_marked_edge,
+    unmarked_start_not_held,
+)
+from fastapply.merge.section import SectionEdit
 # The member alignment (MemberList, DeletedRun, ShownMember, NewMember).
 from fastapply.merge.checks.member_alignment import (
     ambiguous_member,
@@ -272,4 +292,25 @@ NEW_MEMBER_CHECKS: tuple[Callable[[NewMember], str | None], ...] = (
     new_member_after_top_level_marker,
     new_member_among_elided,
     new_member_before_marker,
+)
+
+# Any answer for an original that may be a section of a file, beyond its first and last lines
+# (fastapply.validate, so every merge, reading and model answer).
+SECTION_CHECKS: tuple[Callable[[SectionEdit], str | None], ...] = (
+    unheld_line_at_marked_edge,
+    unmarked_start_not_held,
+    marker_beyond_section_edge,
+    edge_region_out_of_order,
+    definition_cut_at_head,
+    definition_cut_at_tail,
+    definition_restated_around_head,
+    header_written_twice,
+    code_beyond_cut,
+    block_opened_below_cut,
+    shown_across_cut,
+    comment_shown_across_edge,
+    blank_line_at_cut,
+    code_beyond_marked_edge,
+    markerless_on_broken_section,
+    section_unchanged,
 )

@@ -15,6 +15,7 @@ from difflib import SequenceMatcher
 from fastapply.merge.checks.base import RegionFit
 from fastapply.merge.checks.helpers import (ATTRIBUTE_STARTS, anchor_span, copies_after, copies_before,
                                             deletions_at_edges, trim_blank_ends)
+from fastapply.markers import is_comment_line, looks_like_marker
 from fastapply.merge.diff import edit_distance
 from fastapply.merge.text import indent_of, is_blank, is_trivial, occurrences
 
@@ -30,13 +31,22 @@ def marker_free_drops_lines(fit: RegionFit) -> str | None:
     """A snippet without markers is a targeted edit: it does not silently drop what it skips over.
     Refused when the placement would replace more non-blank original lines that the region does not
     show than `MARKER_FREE_DROP_MIN` (3), or than one in `MARKER_FREE_DROP_SHARE` (4) of its span
-    if that is more: a partial snippet, or a deletion?"""
+    if that is more: a partial snippet, or a deletion? A comment line in the span that the region
+    does not show is refused at any count: the doc comment above the second of two methods a
+    snippet shows one after the other is left out far more often than deleted."""
     if fit.partial_ok:
         shown = set(x.strip() for x in fit.c.lines)
         dropped = sum(1 for x in fit.orig[fit.start:fit.end] if not is_blank(x) and x.strip() not in shown)
         if dropped > max(MARKER_FREE_DROP_MIN, (fit.end - fit.start) // MARKER_FREE_DROP_SHARE):
             return (f"the snippet has no markers but would replace {dropped} original lines it "
                     "does not show: a partial snippet, or a deletion?")
+        # A comment between the definitions a snippet shows is what agents leave out most (a doc
+        # comment above the second of two methods shown one after the other): never dropped unasked.
+        comment = next((x.strip() for x in fit.orig[fit.start:fit.end]
+                        if is_comment_line(x) and not looks_like_marker(x) and x.strip() not in shown), None)
+        if comment is not None:
+            return (f"the snippet has no markers but would drop the comment `{comment[:60]}` it does not "
+                    "show: deleted, or left out?")
     return None
 
 

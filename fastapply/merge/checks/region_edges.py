@@ -73,36 +73,74 @@ def edge_line_keyed_like_next(fit: RegionFit) -> str | None:
     of that line, read as a new one because it changed too much to pair, or a new line beside it?
     Only where that key is the original's one line of it at that depth (a config key, an
     instruction); a key the original repeats (imports, rows, list items) is often added to."""
-    for side, new, j in keyed_edges(fit):
+    for side, new, _, head in keyed_edges(fit):
         return (f"region {fit.i + 1}'s `{new.strip()[:40]}` sets `{edge_key(new)}` like the original's "
-                f"{'next' if side == 'trail' else 'previous'} line `{fit.orig[j].strip()[:40]}`, which would stay: "
+                f"{'next' if side == 'trail' else 'previous'} line `{fit.orig[head].strip()[:40]}`, which would stay: "
                 "an edit of that line, or a new one beside it?")
     return None
 
 
-def keyed_edges(fit: RegionFit) -> list[tuple[str, str, int]]:
-    """(side, the region's edge line, the original line beyond it) for each side where
-    `edge_line_keyed_like_next` doubts: "trail" (before the marker after) or "lead"."""
+def keyed_edges(fit: RegionFit) -> list[tuple[str, str, int, int]]:
+    """(side, the region's edge line, the original line beyond it, that statement's first line) for
+    each side where `edge_line_keyed_like_next` doubts: "trail" (before the marker after) or "lead". The lines are
+    the heads of whole statements: a statement over several lines (`let x = match y {` ... `};`) is
+    compared by its first line, and the original line returned is the last of the original
+    statement beyond the span ("trail") or its first ("lead"), so that a reading that replaces it
+    replaces all of it (the tree-language twin of the one-line case: Rust lets `x` be bound twice,
+    so the file with both statements parses)."""
     o = fit.orig
     sides = []
     if fit.region.marker_after:
         code = [x for x in fit.new_trail if not is_blank(x)]
         beyond = next((j for j in range(fit.end, fit.next_start) if not is_blank(o[j])), None)
         if code and beyond is not None:
-            sides.append(("trail", code[-1], beyond))
+            last = statement_down(o, beyond, fit.next_start)
+            sides.append(("trail", code[statement_up(code, len(code) - 1, 0)], beyond, last))
     if fit.region.marker_before:
         code = [x for x in fit.new_lead if not is_blank(x)]
         beyond = next((j for j in range(fit.start - 1, max(fit.prev_end, 0) - 1, -1) if not is_blank(o[j])), None)
         if code and beyond is not None:
-            sides.append(("lead", code[0], beyond))
+            head = statement_up(o, beyond, max(fit.prev_end, 0))
+            sides.append(("lead", code[0], head, head))
     out = []
-    for side, new, j in sides:
-        old = o[j]
+    for side, new, key_at, j in sides:
+        old = o[key_at]
         key = edge_key(new)
         if key and key == edge_key(old) and new.rstrip() != old.rstrip() and indent_of(new) == indent_of(old) and \
                 not is_import_line(new) and sum(1 for x in o if indent_of(x) == indent_of(old) and edge_key(x) == key) == 1:
-            out.append((side, new, j))
+            out.append((side, new, j, key_at))
     return out
+
+
+# A statement spans at most this many lines for `statement_up` / `statement_down` (past it: one line).
+STATEMENT_REACH = 40
+
+
+def _balance(line: str) -> int:
+    """Brackets a line opens minus those it closes (strings not told apart: a heuristic for edges)."""
+    return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
+
+
+def statement_up(lines: list[str], last: int, stop: int) -> int:
+    """The first line of the statement that ends at `lines[last]`: upwards while brackets that line
+    closes are open (`};` back to `let x = if y {`); `last` itself when it closes nothing."""
+    need = -_balance(lines[last])
+    j = last
+    while need > 0 and j - 1 >= stop and last - j < STATEMENT_REACH:
+        j -= 1
+        need -= _balance(lines[j])
+    return j if need <= 0 else last
+
+
+def statement_down(lines: list[str], first: int, stop: int) -> int:
+    """The last line of the statement that starts at `lines[first]`: downwards while brackets it
+    opens are open; `first` itself when it opens nothing."""
+    need = _balance(lines[first])
+    j = first
+    while need > 0 and j + 1 < stop and j - first < STATEMENT_REACH:
+        j += 1
+        need += _balance(lines[j])
+    return j if need <= 0 else first
 
 
 def edge_key(line: str) -> str:

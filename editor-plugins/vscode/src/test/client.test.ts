@@ -14,7 +14,7 @@ import * as core from "../core";
 
 const ROOT = path.resolve(__dirname, "../../../..");
 const SERVER = process.env.FASTAPPLY_LSP ?? path.join(ROOT, ".venv", "bin", "fastapply-lsp");
-const EVALS = process.env.FASTAPPLY_EVALS ?? path.join(ROOT, "..", "shared", "evals");
+const EVALS = process.env.FASTAPPLY_EVALS ?? path.join(ROOT, "evals", "cases");
 const JUDGED = path.join(ROOT, "examples", "judged"); // the merge refuses with 4 readings
 const EXT: Record<string, string> = { python: "py", go: "go", rust: "rs", java: "java", typescript: "ts",
   javascript: "js", tsx: "tsx", jsx: "jsx" };

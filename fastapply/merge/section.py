@@ -1,0 +1,425 @@
+"""What a merge writes beyond the edges of an original that may be a section of a file: the context
+of the section rules (`checks/fragments.py`, `SECTION_CHECKS`, run by `fastapply.validate`).
+
+The lines an answer adds above the original's first kept line and below its last, whether the
+snippet has a marker beyond them (a marker that stands for nothing in the original), where the
+original is cut (`fragment.find_cuts`), and the questions the rules ask about a cut edge: does
+the snippet show the section's edge lines with code beyond them, a doc comment that goes on past
+the edge, more of a definition than the section holds; does the answer write a line less
+indented than the edge inside the block the section is cut in?
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from difflib import SequenceMatcher
+from dataclasses import dataclass
+from functools import cached_property
+
+from fastapply.markers import looks_like_marker, marker_flags
+from fastapply.merge.defs import Definition
+from fastapply.merge.fragment import Cuts, line_map
+from fastapply.merge.text import CLOSERS, indent_of, is_blank, is_trivial, similar
+from fastapply.merge.whole_defs import original_definitions
+
+EDGE_RUN = 4  # at most this many non-blank lines at a cut edge, shown, say that the snippet crosses it
+
+
+@dataclass
+class SectionEdit:
+    """A merge's answer for an original that may be a section of a file: where the original is cut
+    (`Cuts`), the lines the answer writes beyond its first and last kept lines (not original
+    lines), and whether the snippet has a marker beyond those lines."""
+
+    orig: list[str]
+    upd: list[str]
+    merged: list[str]
+    lang: str | None
+    cuts: Cuts
+    head_added: list[str]  # merged lines above the first non-blank original line it keeps as written
+    tail_added: list[str]  # ... below the last
+    marker_before: bool = False  # the snippet has a marker above the first line of `head_added`
+    marker_after: bool = False  # ... below the last line of `tail_added`
+    broken: bool = False  # the original mostly fails to parse (`languages.unparsable`): placed by lines only
+
+    @cached_property
+    def tail_cut(self) -> str:
+        """Why the section's end may be cut: its own reason (`Cuts.tail`) or, where only its start
+        says so, code the merge writes below its last line inside that line's block (the rest of a
+        body, restated past the end, or new lines?). New code after it at column 0 is read as at a
+        file's end."""
+        code = [x for x in self.tail_added if not is_blank(x)]
+        if self.cuts.tail or not (self.cuts.head and code and indent_of(code[0])):
+            return self.cuts.tail
+        return "its start is cut, and the snippet goes on below its last line, inside that line's block" \
+            if indent_of(self.orig[self.cuts.last]) else ""
+
+    @property
+    def head_cut(self) -> str:
+        """Why the section's start is cut (`Cuts.head`): read from its own lines only, since new code
+        above a file's first line is common (imports) where its end is cut."""
+        return self.cuts.head
+
+    @cached_property
+    def upd_defs(self) -> list[Definition]:
+        """The snippet's definitions (parsed as it stands, markers being comments)."""
+        return original_definitions(self.upd, self.lang)
+
+    @cached_property
+    def orig_defs(self) -> list[Definition]:
+        return original_definitions(self.orig, self.lang)
+
+    def shown_longer(self, d: Definition) -> bool:
+        """The snippet shows definition `d` (its header line) whole, no marker inside, in more lines
+        (not blank) than the original holds of it."""
+        flags = marker_flags(self.upd, self.orig)
+        held = sum(not is_blank(x) for x in self.orig[d.node_start:d.end + 1])
+        return any(u.header == d.header and not any(flags[u.node_start:u.end + 1]) and
+                   sum(not is_blank(x) for x in self.upd[u.node_start:u.end + 1]) > held for u in self.upd_defs)
+
+    def shown_past_cut(self, at_head: bool) -> str | None:
+        """The code line the snippet shows beyond the section's first (last) lines: where it shows
+        them once (`edge_runs`: as they stand, or edited), the nearest line above (below) them that
+        is not blank, unless it is a marker. It is code restated from beyond the cut or new code at
+        the section's edge; nothing in the section says which."""
+        flags = marker_flags(self.upd, self.orig)
+        rows = [i for i, x in enumerate(self.upd) if not is_blank(x)]
+        if not at_head:
+            rows = rows[::-1]
+        shown = [self.upd[i].rstrip() for i in rows]
+        o, u = Counter(x.rstrip() for x in self.orig), Counter(shown)
+        once = {x for x in u if u[x] == 1 and o[x] == 1}
+        for run in edge_runs(self.orig, at_head):
+            starts = [k for k in range(len(shown) - len(run) + 1) if _shows_run(shown[k:k + len(run)], run, once)]
+            if len(starts) > 1:
+                return None
+            if starts:
+                k = starts[0] - 1
+                return None if k < 0 or flags[rows[k]] else self.upd[rows[k]]
+        return None
+
+    def lead_beyond_cut(self, at_head: bool) -> str | None:
+        """A line of the snippet's first (last) region, after (before) a marker, that may stand above
+        the section's first line (below its last), the marker standing for lines beyond the cut:
+        reading the region from the marker, a line the section does not hold, where it is the first,
+        or the region also reads across the cut, deleting whole definitions there (`straddle`), or
+        the answer changes the section within its first `EDGE_RUN` lines,
+        or the region's first line that the section holds once (and is not trivial) stands there;
+        or, where the lines before that line are ones the section holds elsewhere only, the first
+        of them, when the section does not hold them right before it. The merge would read such a
+        line as new code or pair it with a look-alike inside (`@MaxLength(80)` / `company?: string;`
+        read as an edit of `jobTitle?: string;`; a `from {` of the keyframes above the cut)."""
+        flags = marker_flags(self.upd, self.orig)
+        rows = [i for i, x in enumerate(self.upd) if not is_blank(x)]
+        code = [x.strip() for x in self.orig if not is_blank(x)]
+        if not at_head:
+            rows, code = rows[::-1], code[::-1]
+        k = next((n for n, i in enumerate(rows) if not flags[i]), len(rows))
+        if k == 0 or k == len(rows):
+            return None  # no marker beyond it: the snippet starts (ends) at the section's edge
+        region = [self.upd[i].strip() for i in rows[k:k + next((n for n, i in enumerate(rows[k:]) if flags[i]),
+                                                                 len(rows) - k)]]
+        held = Counter(code)
+
+        def anchors(line: str) -> bool:
+            return held[line] == 1 and not is_trivial(line)
+
+        straddle = self.straddle(region, code, at_head)
+        if straddle is not None:
+            return straddle
+        for n, line in enumerate(region):
+            if anchors(line):
+                at = code.index(line)
+                return None if code[max(0, at - n):at] == region[:n] else region[0]
+            if not held[line]:
+                later = next((x for x in region[n + 1:] if anchors(x)), None)
+                near = self.first_change(at_head) < EDGE_RUN or later is not None and code.index(later) < EDGE_RUN
+                return line if n == 0 or near else None
+        return None
+
+    def straddle(self, region: list[str], code: list[str], at_head: bool) -> str | None:
+        """The region's first line the section does not hold, where the region also reads as
+        standing across the cut: its lines up to that one (and the lines after it up to its next
+        line that the section holds once) above the section's first line (below its last), the rest
+        from that next line on in place, and the section's lines between the cut and that line
+        deleted, being whole definitions (a test the file's edit deletes by showing the test
+        above the cut next to the one after it). `code`, `region`: stripped, from the edge."""
+        held = Counter(code)
+        n = next((k for k, x in enumerate(region) if not held[x]), None)
+        if n is None:
+            return None
+        m = next((k for k in range(n + 1, len(region)) if held[region[k]] == 1 and not is_trivial(region[k])), None)
+        if m is None:
+            return None
+        at = code.index(region[m])
+        while m - 1 > n and at > 0 and code[at - 1] == region[m - 1]:  # the lines in place before it
+            at, m = at - 1, m - 1
+        if at <= 0:
+            return None
+        rows = [i for i, x in enumerate(self.orig) if not is_blank(x)]
+        gone = rows[:at] if at_head else rows[len(rows) - at:]
+        lo, hi = gone[0], gone[-1]
+        whole = [d for d in self.orig_defs if lo <= d.start and d.end <= hi]
+        return region[n] if whole and all(any(d.start <= r <= d.end for d in whole) for r in gone) else None
+
+    def edge_region_order(self, at_head: bool) -> tuple[str, str] | None:
+        """(a line, the region's first line held once) of the snippet's first (last) region, both
+        held once by the section (not trivial), where the section holds the line before (after)
+        the first one, among its first (last) `2 * EDGE_RUN` lines: the region's first anchor is
+        a look-alike of a line beyond the cut (two `@keyframes` blocks alike, the first above it)."""
+        flags = marker_flags(self.upd, self.orig)
+        regions, current = [], []
+        for x, m in zip(self.upd, flags):
+            if m:
+                regions, current = regions + [current] * bool(current), []
+            elif not is_blank(x):
+                current.append(x.strip())
+        regions += [current] * bool(current)
+        if len(regions) < 1 or not any(flags):
+            return None
+        code = [x.strip() for x in self.orig if not is_blank(x)]
+        region = regions[0 if at_head else -1]
+        if not at_head:
+            code, region = code[::-1], region[::-1]
+        held = Counter(code)
+        anchors = [(code.index(x), x) for x in region if held[x] == 1 and not is_trivial(x)]
+        return next(((x, anchors[0][1]) for at, x in anchors[1:] if at < anchors[0][0] and at < 2 * EDGE_RUN), None)
+
+    def marker_at_edge_for_nothing(self, at_head: bool) -> str | None:
+        """The snippet's first (last) line that is not a marker, where a marker stands before (after)
+        it and the answer starts (ends) with the snippet's first (last) lines, up to `EDGE_RUN` of
+        them: that marker stands for nothing in the section, so for lines beyond the cut, and the
+        region's edge lines may be the file's own there, paired with look-alikes inside."""
+        flags = marker_flags(self.upd, self.orig)
+        rows = [i for i, x in enumerate(self.upd) if not is_blank(x)]
+        code = [x.strip() for x in self.merged if not is_blank(x)]
+        if not at_head:
+            rows, code = rows[::-1], code[::-1]
+        k = next((n for n, i in enumerate(rows) if not flags[i]), len(rows))
+        if k == 0 or k == len(rows):
+            return None
+        shown = [self.upd[i].strip() for i in rows[k:k + next((n for n, i in enumerate(rows[k:]) if flags[i]),
+                                                                len(rows) - k)]]
+        n = min(EDGE_RUN, len(shown))
+        return self.upd[rows[k]] if code[:n] == shown[:n] else None
+
+    def unmarked_start_unheld(self, at_head: bool) -> str | None:
+        """The snippet's first (last) line, where no marker stands before (after) it and the snippet
+        has markers, when the section does not hold it and the answer does not start (end) with
+        it: the snippet starts at lines above the section (its file's first lines), and the merge
+        kept section lines above them."""
+        flags = marker_flags(self.upd, self.orig)
+        rows = [i for i, x in enumerate(self.upd) if not is_blank(x)]
+        code = [x.strip() for x in self.merged if not is_blank(x)]
+        if not rows or not code or not any(flags):
+            return None
+        edge = rows[0] if at_head else rows[-1]
+        line = self.upd[edge].strip()
+        if flags[edge] or line in {x.strip() for x in self.orig} or line == (code[0] if at_head else code[-1]):
+            return None
+        return self.upd[edge]
+
+    def header_twice(self) -> str | None:
+        """The header line of a definition the snippet shows, which the section holds, and which the
+        answer holds more often than the section: the snippet's copy went beside the section's
+        (a section cut inside that definition parses too badly for it to count as one)."""
+        held = Counter(x.strip() for x in self.orig if not is_blank(x))
+        answer = Counter(x.strip() for x in self.merged if not is_blank(x))
+        return next((u.header for u in self.upd_defs if held[u.header] and answer[u.header] > held[u.header]), None)
+
+    def first_change(self, at_head: bool) -> int:
+        """How many non-blank lines the answer keeps as written at the section's start (end) before
+        its first change there."""
+        a = [x for x in self.orig if not is_blank(x)]
+        b = [x for x in self.merged if not is_blank(x)]
+        if not at_head:
+            a, b = a[::-1], b[::-1]
+        return next((n for n, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+    def blank_lines_changed(self) -> bool:
+        """The answer has more or fewer blank lines than the section between two lines that follow
+        each other in both (kept, or edited one for one)."""
+        a = [i for i, x in enumerate(self.orig) if not is_blank(x)]
+        b = [j for j, x in enumerate(self.merged) if not is_blank(x)]
+        ops = SequenceMatcher(None, [self.orig[i].strip() for i in a], [self.merged[j].strip() for j in b],
+                              autojunk=False).get_opcodes()
+        pairs = {i1 + k: j1 + k for tag, i1, i2, j1, j2 in ops if tag == "equal" or i2 - i1 == j2 - j1
+                 for k in range(i2 - i1)}
+        return any(k + 1 in pairs and pairs[k + 1] == j + 1 and a[k + 1] - a[k] != b[j + 1] - b[j]
+                   for k, j in pairs.items() if k + 1 < len(a) and j + 1 < len(b))
+
+    def restated_around_head(self) -> Definition | None:
+        """A definition the snippet shows whole (no marker inside), whose header the section does
+        not hold, and whose last lines are the block the section starts in (its lines up to the
+        first one less indented than its first line, that closer included; one of them may be
+        edited, and one that is not trivial stands as written): the section starts inside it."""
+        first = self.cuts.first
+        depth = len(indent_of(self.orig[first])) if 0 <= first < len(self.orig) else 0
+        if not depth:
+            return None
+        end = next((r for r in range(first + 1, len(self.orig))
+                    if not is_blank(self.orig[r]) and len(indent_of(self.orig[r])) < depth), None)
+        if end is None:
+            return None
+        if self.orig[end].strip() not in CLOSERS:
+            end -= 1
+        block = [x.strip() for x in self.orig[first:end + 1] if not is_blank(x)]
+        held = {x.strip() for x in self.orig}
+        flags = marker_flags(self.upd, self.orig)
+        for u in self.upd_defs:
+            if u.header in held or any(flags[u.node_start:u.end + 1]):
+                continue
+            tail = [x.strip() for x in self.upd[u.node_start:u.end + 1] if not is_blank(x)][-len(block):]
+            same = [a == b for a, b in zip(tail, block)]
+            if len(block) >= 2 and len(tail) == len(block) and sum(not x for x in same) <= 1 and \
+                    all(x or similar(a, b) for x, a, b in zip(same, tail, block)) and \
+                    any(x and not is_trivial(b) for x, b in zip(same, block)):
+                return u
+        return None
+
+    def comment_across_edge(self, at_head: bool) -> str | None:
+        """The comment line the snippet shows right above the section's first line (below its last)
+        where that line is a doc comment line of the same kind (`///`, `//!`, a block comment's ` * `)
+        and the snippet shows it as it stands, once: the section starts (ends) inside a comment the
+        snippet shows more of."""
+        code = [x.rstrip() for x in self.orig if not is_blank(x)]
+        if not code or self.lang == "markdown":
+            return None
+        edge = code[0] if at_head else code[-1]
+        kind = _comment_kind(edge)
+        rows = [i for i, x in enumerate(self.upd) if not is_blank(x)]
+        at = [k for k, i in enumerate(rows) if self.upd[i].rstrip() == edge]
+        if kind is None or len(at) != 1:
+            return None
+        k = at[0] - 1 if at_head else at[0] + 1
+        line = self.upd[rows[k]] if 0 <= k < len(rows) else None
+        return line if line is not None and _comment_kind(line) == kind and not looks_like_marker(line) else None
+
+    def shallower_new_line(self, at_head: bool) -> str | None:
+        """A line the merge writes, not an original one, less indented than the section's first (last)
+        line, before the first original line that is (after the last): inside the block the section
+        is cut in, a line that closes or opens it (the header of the definition the section starts
+        inside, pasted below the cut)."""
+        cut_row, n = (self.cuts.first if at_head else self.cuts.last), len(self.orig)
+        depth = len(indent_of(self.orig[cut_row]))
+        if not depth:
+            return None
+        rows = range(cut_row + 1, n) if at_head else range(cut_row - 1, -1, -1)
+        out = next((r for r in rows if not is_blank(self.orig[r]) and len(indent_of(self.orig[r])) < depth), None)
+        where = line_map(self.orig, self.merged)
+        if at_head:  # the merged rows of that block: up to the first kept original line from `out` on
+            span = range(0, min((j for i, j in where.items() if out is not None and out <= i < n),
+                                default=len(self.merged)))
+        else:
+            span = range(max((j for i, j in where.items() if out is not None and i <= out), default=-1) + 1,
+                         len(self.merged))
+        images = set(where.values())
+        return next((self.merged[j] for j in span if j not in images and not is_blank(self.merged[j]) and
+                     len(indent_of(self.merged[j])) < depth), None)
+
+
+def section_edit(orig: list[str], upd: list[str], merged: list[str], lang: str | None,
+                 cuts: Cuts, broken: bool = False) -> SectionEdit | None:
+    """The context of the section rules (`cuts`: `find_cuts` of the original), or None when the
+    original shows no cut and the merge writes nothing beyond its edges (the common case, said
+    without a diff)."""
+    if not cuts.fragment and _same_edges(orig, merged):
+        return None
+    head, tail = _edge_additions(orig, merged, cuts) if orig != merged else ([], [])
+    flags = marker_flags(upd, orig)
+    shown = [i for i, (x, m) in enumerate(zip(upd, flags)) if not m and not is_blank(x)]
+    if not shown:
+        return SectionEdit(orig, upd, merged, lang, cuts, head, tail, broken=broken)
+
+    def row_of(lines: list[str], rows: list[int], default: int) -> int:
+        code = [x.strip() for x in lines if not is_blank(x)]
+        return next((i for i in rows if code and upd[i].strip() == code[0]), default)
+
+    first = row_of(head, shown, shown[0])  # blank lines only: the snippet's first code line
+    last = row_of(tail[::-1], shown[::-1], shown[-1])
+    return SectionEdit(orig, upd, merged, lang, cuts, head, tail,
+                       marker_before=bool(head) and any(flags[:first]),
+                       marker_after=bool(tail) and any(flags[last + 1:]), broken=broken)
+
+
+def _same_edges(orig: list[str], merged: list[str]) -> bool:
+    """The merged lines start and end as the original's do, blank lines included: nothing was
+    written beyond either edge (an edit of an edge line itself is no addition)."""
+    if not orig or not merged:
+        return not merged
+    code = [i for i, x in enumerate(orig) if not is_blank(x)]
+    if not code:
+        return False
+    first, last = code[0], code[-1]
+    tail = len(orig) - last
+    return merged[:first + 1] == orig[:first + 1] and merged[len(merged) - tail:] == orig[last:]
+
+
+def _edge_additions(orig: list[str], merged: list[str], cuts: Cuts) -> tuple[list[str], list[str]]:
+    """(merged lines above the first non-blank original line kept as written, ... below the last),
+    less the original's own lines there (counted), in order. At a cut edge, the more of two line
+    maps finds: one that pins the common edge lines, and one that leaves them to the diff (new
+    code after a section's last `}` that ends in a `}` of its own: the common tail pairs the two)."""
+    maps = [line_map(orig, merged)]
+    if cuts.head or cuts.tail:
+        maps.append(line_map(orig, merged, pin_head=not cuts.head, pin_tail=not cuts.tail))
+    heads, tails = zip(*(_additions(orig, merged, where) for where in maps))
+    return max(heads, key=len), max(tails, key=len)
+
+
+def _additions(orig: list[str], merged: list[str], where: dict[int, int]) -> tuple[list[str], list[str]]:
+    kept = sorted((i, j) for i, j in where.items() if i < len(orig) and not is_blank(orig[i]))
+    if not kept:
+        return list(merged), []
+    (i1, j1), (i2, j2) = kept[0], kept[-1]
+    return _less(merged[:j1], orig[:i1]), _less(merged[j2 + 1:][::-1], orig[i2 + 1:])[::-1]
+
+
+def _less(lines: list[str], own: list[str]) -> list[str]:
+    """The lines of `lines` (read from the section's edge inward) that are more than `own` has: the
+    same lines (counted) are `own`'s, and an edited one stands for one of `own`'s (the edge line
+    written anew is no line beyond it); the rest, from the edge, were added."""
+    left = Counter(own)
+    out = []
+    for x in lines:
+        if left[x] > 0:
+            left[x] -= 1
+        else:
+            out.append(x)
+    return out[:max(0, len(lines) - len(own))]
+
+
+def edge_runs(orig: list[str], at_head: bool) -> list[list[str]]:
+    """The original's first (last) non-blank lines, from its edge out, 2 to `EDGE_RUN` of them: each
+    run that stands once in it."""
+    code = [x.rstrip() for x in orig if not is_blank(x)]
+    if not at_head:
+        code = code[::-1]
+    return [code[:n] for n in range(2, min(EDGE_RUN, len(code)) + 1)
+            if sum(code[k:k + n] == code[:n] for k in range(len(code) - n + 1)) == 1]
+
+
+def _shows_run(shown: list[str], run: list[str], once: set[str]) -> bool:
+    """Snippet lines that show `run` (both from the edge out): every line as it stands but one,
+    which may be edited (`similar`), and among them one that is not trivial and stands once in the
+    original (`once`) and in the snippet: a lone `});` or `request(app)` says nothing."""
+    same = [a == b for a, b in zip(shown, run)]
+    return sum(not x for x in same) <= 1 and all(x or similar(a, b) for x, a, b in zip(same, shown, run)) and \
+        any(x and not is_trivial(b) and b in once for x, b in zip(same, run))
+
+
+# Doc comment lines, which run on to the item they document (a plain `//` or `#` comment run at a
+# file's top gets new lines above it in edits: a licence, a `# syntax=` line)
+_COMMENT_KINDS = ("///", "//!", "* ", "*")
+
+
+def _comment_kind(line: str) -> str | None:
+    s = line.strip()
+    return next((k for k in _COMMENT_KINDS if s.startswith(k) or k == "* " and s == "*"), None)
+
+
+def open_definition(defs: list[Definition], row: int) -> Definition | None:
+    """The innermost definition that holds `row` and goes on past it (or ends on it: a section cut
+    there may hold only its start)."""
+    around = [d for d in defs if d.node_start <= row <= d.end]
+    return min(around, key=lambda d: d.end - d.start) if around else None

@@ -1,0 +1,483 @@
+"""An original that is a section of a file (MCP clients send the lines an agent chose, and splice the
+answer back in their place): merged as a fragment (`merge/fragment.py`, `checks/fragments.py`).
+
+A definition the snippet restates but the section holds only in part, a restated definition that
+would land inside another, a blank line new at a cut edge: refused, the reason's first words saying
+what to send. A snippet clear of the cuts: merged exactly. Then the parse check's error positions,
+and `evals.sections` on three cases.
+
+Told that the original is a section (`section=True`: `ApplyRequest.section`, set by the HTTP
+front-end for fastapply-mcp's and Osmosis' MCP server's prompts, by a `section` body field, the
+CLI's `--section` and the gRPC field), both edges are cuts whatever the text looks like: the
+flag-mode cases, in Go, Rust, TypeScript, Python and Java, then the front-ends that set it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from test_http_families import KORTIX_SYSTEM, kortix, osmosis
+
+from evals import sections
+from fastapply.api import Applier, ApplyError, ApplyRequest
+from fastapply.httpapi.parse import chat_call, ollama_chat_call, relace_call
+from fastapply.languages import parse
+from fastapply.merge import structural_merge
+from fastapply.merge.fragment import SAID, SECTION_CHECK, SECTION_KIND, find_cuts
+from fastapply.validate import validate
+
+GO = """package retry
+
+import "time"
+
+func Backoff(attempt int) time.Duration {
+	d := time.Duration(attempt) * time.Second
+	if d > time.Minute {
+		d = time.Minute
+	}
+	return d
+}
+
+func Do(fn func() error, attempts int) error {
+	var err error
+	for i := 0; i < attempts; i++ {
+		if err = fn(); err == nil {
+			return nil
+		}
+		time.Sleep(Backoff(i))
+	}
+	return err
+}
+"""
+
+RUST = """use std::fmt;
+
+/// Parses a port.
+///
+/// Returns None when it is out of range.
+pub fn parse_port(s: &str) -> Option<u16> {
+    let n: u32 = s.parse().ok()?;
+    if n > 65535 {
+        return None;
+    }
+    Some(n as u16)
+}
+
+/// Joins a host and a port.
+pub fn join(host: &str, port: u16) -> String {
+    format!("{}:{}", host, port)
+}
+
+pub fn show(port: u16) -> String {
+    let s = port.to_string();
+    s
+}
+"""
+
+TS = """import { describe, it, expect } from 'vitest'
+import { slug } from './slug'
+
+describe('slug', () => {
+  it('lowercases', () => {
+    expect(slug('ABC')).toBe('abc')
+    expect(slug('Abc')).toBe('abc')
+  })
+
+  it('joins words', () => {
+    expect(slug('a b')).toBe('a-b')
+    expect(slug('a  b')).toBe('a-b')
+    expect(slug('a   b')).toBe('a-b')
+  })
+
+  it('drops accents', () => {
+    expect(slug('é')).toBe('e')
+  })
+})
+"""
+
+PY = """import re
+
+
+def slugify(text):
+    text = text.strip().lower()
+    text = re.sub(r"[^a-z0-9]+", "-", text)
+    return text.strip("-")
+
+
+def test_slugify_basic():
+    assert slugify("Hello World") == "hello-world"
+    assert slugify("  a  ") == "a"
+
+
+def test_slugify_symbols():
+    assert slugify("a&b") == "a-b"
+    assert slugify("a--b") == "a-b"
+"""
+
+JAVA = """package demo;
+
+public class Box {
+  private int size;
+
+  public Box(int size) {
+    this.size = size;
+  }
+
+  public int size() {
+    return size;
+  }
+
+  public Box grow(int by) {
+    return new Box(size + by);
+  }
+
+  public boolean empty() {
+    return size == 0;
+  }
+}
+"""
+
+
+def _lines(text: str, a: int, b: int) -> str:
+    return "".join(text.splitlines(keepends=True)[a:b])
+
+
+# (id, language, file, section's first row, its end row, snippet)
+REFUSED = [
+    # a definition the snippet restates whole, its header above the section's first line
+    ("go-header-above-cut", "go", GO, 6, 22,
+     "func Backoff(attempt int) time.Duration {\n\td := time.Duration(attempt) * 2 * time.Second\n"
+     "\tif d > time.Minute {\n\t\td = time.Minute\n\t}\n\treturn d\n}\n// ... existing code ...\n"),
+    # ... a Go function (and the header of the one the section starts inside) pasted into that body
+    ("go-function-into-body", "go", GO, 13, 22,
+     "// ... existing code ...\nfunc Retry(fn func() error) error {\n\treturn Do(fn, 3)\n}\n\n"
+     "func Do(fn func() error, attempts int) error {\n\tvar err error\n// ... existing code ...\n"),
+    # a definition whose end is below the section, restated whole
+    ("rust-fn-end-below-cut", "rust", RUST, 0, 8,
+     "// ... existing code ...\npub fn parse_port(s: &str) -> Option<u16> {\n    let n: u32 = s.trim().parse().ok()?;\n"
+     "    if n > 65535 {\n        return None;\n    }\n    Some(n as u16)\n}\n// ... existing code ...\n"),
+    # a doc comment the section starts inside, restated whole
+    ("rust-doc-comment-cut", "rust", RUST, 3, 22,
+     "/// Parses a port.\n///\n/// Returns None when it is out of range (above 65535).\n"
+     "pub fn parse_port(s: &str) -> Option<u16> {\n// ... existing code ...\n"),
+    # a test whose end is below the section, restated whole: it would stand there twice
+    ("ts-test-end-below-cut", "typescript", TS, 0, 11,
+     "// ... existing code ...\n  it('joins words', () => {\n    expect(slug('a b')).toBe('a-b')\n"
+     "    expect(slug('a  b')).toBe('a-b')\n    expect(slug('a-b')).toBe('a-b')\n  })\n// ... existing code ...\n"),
+    # a blank line new above the first line of a section that starts with a blank line
+    ("py-blank-line-at-edge", "python", PY, 8, 17,
+     "# ... existing code ...\n\n\n\ndef test_slugify_basic():\n"
+     "    assert slugify(\"Hello World\") == \"hello-world\"\n"
+     "    assert slugify(\"  b  \") == \"b\"\n# ... existing code ...\n"),
+    # a Python function whose `def` line is above the section, restated
+    ("py-def-above-cut", "python", PY, 4, 17,
+     "def slugify(text):\n    text = text.strip().lower()\n    text = re.sub(r\"[^a-z0-9]+\", \"_\", text)\n"
+     "# ... existing code ...\n"),
+    # a Java method restated with the class header the section starts inside
+    ("java-class-header-above-cut", "java", JAVA, 9, 22,
+     "// ... existing code ...\npublic class Box {\n  public int size() {\n    return this.size;\n  }\n"
+     "  // ... existing code ...\n}\n"),
+]
+
+# (id, language, file, first row, end row, snippet, the expected section)
+EXACT = [
+    ("go-clear", "go", GO, 6, 22,
+     "// ... existing code ...\n\t\ttime.Sleep(Backoff(i + 1))\n\t}\n\treturn err\n}\n",
+     _lines(GO, 6, 22).replace("Backoff(i))", "Backoff(i + 1))")),
+    ("rust-clear", "rust", RUST, 3, 22,
+     "// ... existing code ...\npub fn join(host: &str, port: u16) -> String {\n    format!(\"{host}:{port}\")\n}\n"
+     "// ... existing code ...\n",
+     _lines(RUST, 3, 22).replace('"{}:{}", host, port', '"{host}:{port}"')),
+    ("ts-clear", "typescript", TS, 4, 20,
+     "// ... existing code ...\n  it('drops accents', () => {\n    expect(slug('é')).toBe('e')\n"
+     "    expect(slug('ü')).toBe('u')\n  })\n})\n",
+     _lines(TS, 4, 20).replace("toBe('e')\n", "toBe('e')\n    expect(slug('ü')).toBe('u')\n")),
+    ("py-clear", "python", PY, 5, 17,
+     "# ... existing code ...\ndef test_slugify_symbols():\n    assert slugify(\"a+b\") == \"a-b\"\n"
+     "    assert slugify(\"a--b\") == \"a-b\"\n",
+     _lines(PY, 5, 17).replace('"a&b"', '"a+b"')),
+    ("java-clear", "java", JAVA, 6, 22,
+     "  // ... existing code ...\n  public Box grow(int by) {\n    return new Box(size + 2 * by);\n  }\n"
+     "  // ... existing code ...\n",
+     _lines(JAVA, 6, 22).replace("size + by", "size + 2 * by")),
+]
+
+
+@pytest.mark.parametrize("name, lang, text, a, b, snippet", REFUSED, ids=[c[0] for c in REFUSED])
+def test_a_section_cut_through_what_the_snippet_shows_is_refused(name, lang, text, a, b, snippet):
+    res = structural_merge(_lines(text, a, b), snippet, lang)
+    assert not res.ok, (name, res.text)
+    assert res.check == SECTION_CHECK and res.reasons[0].startswith("send "), res.reasons
+
+
+@pytest.mark.parametrize("name, lang, text, a, b, snippet, expected", EXACT, ids=[c[0] for c in EXACT])
+def test_a_section_whose_snippet_is_clear_of_the_cuts_merges_exactly(name, lang, text, a, b, snippet, expected):
+    res = structural_merge(_lines(text, a, b), snippet, lang)
+    assert res.ok, (name, res.reasons)
+    assert res.text == expected
+
+
+def test_the_reason_names_the_definition_and_the_refusal_leads_with_it():
+    res = structural_merge(_lines(GO, 6, 22), REFUSED[0][5], "go")
+    assert res.reasons[0].startswith("send the whole of `func Backoff(attempt int) time.Duration {`")
+    from fastapply.pipeline import refusal
+    from fastapply.types import ApplyRequest
+    err = refusal(res, ApplyRequest(original=_lines(GO, 6, 22), update=REFUSED[0][5], language="go"))
+    assert str(err).splitlines()[0].startswith("Send the whole of `func Backoff")
+
+
+def test_whole_files_are_no_fragments():
+    for lang, text in (("go", GO), ("rust", RUST), ("typescript", TS), ("python", PY), ("java", JAVA)):
+        assert not find_cuts(text.splitlines(), lang, parse(lang, text)).fragment, lang
+
+
+def test_cuts_are_read_from_the_text():
+    def cuts(lang, text, a, b):
+        section = _lines(text, a, b)
+        return find_cuts(section.splitlines(), lang, parse(lang, section))
+
+    assert cuts("go", GO, 6, 22).head and not cuts("go", GO, 6, 22).tail  # a `}` closes a bracket from above
+    assert cuts("go", GO, 0, 8).tail  # `func Backoff(...) {` left open
+    assert cuts("python", PY, 4, 17).head  # starts indented deeper than the lines after
+    assert cuts("java", JAVA, 9, 22).head  # starts indented, a `}` closes the class
+    assert cuts("python", PY, 8, 17).head  # starts with a blank line
+
+
+def test_a_fragment_parses_no_worse_where_its_errors_are():
+    """A fragment has syntax errors of its own at its cuts, and an edit moves them: no count to
+    compare. What counts is a new error where the section has none (its rows mapped through the
+    edit), and, where it leaves brackets open, the error count with them closed."""
+    def errors(section: str, merged: str, lang: str) -> list[str]:
+        return [f.line() for f in validate(section, "", merged, lang) if f.severity == "error"]
+
+    section = _lines(GO, 6, 22)  # from inside `Backoff`: its `}` closes a bracket opened above
+    assert errors(section, section.replace("Backoff(i))", "Backoff(i + 1))"), "go") == []
+    assert errors(section, section.replace("\tvar err error\n", "\tvar err error\n\tvar = 1\n"), "go")
+    section = _lines(TS, 0, 12)  # into `it('joins words'`: brackets left open, one ERROR node to the end
+    assert errors(section, section.replace("  it('joins", "  const = 1\n  it('joins"), "typescript")
+    assert errors(section, section.replace("'a  b'", "'a    b'"), "typescript") == []
+
+
+# -- the eval's machinery ------------------------------------------------------------------------------
+
+CASE = {"id": "demo", "language": "go", "original": GO,
+        "update": "// ... existing code ...\n\t\ttime.Sleep(Backoff(i + 1))\n\t}\n\treturn err\n}\n",
+        "expected": GO.replace("Backoff(i))", "Backoff(i + 1))")}
+
+
+def test_variants_are_drawn_deterministically_and_their_expected_sections_derive():
+    drawn = sections.variants("demo", CASE, seed=3)
+    assert drawn == sections.variants("demo", CASE, seed=3)
+    assert {v.family for v in drawn} == {"clear", "close"}
+    lines, exp = GO.splitlines(keepends=True), CASE["expected"].splitlines(keepends=True)
+    for v in drawn:
+        a, b = map(int, v.vid.rsplit(":", 1)[1].split("-"))
+        assert v.section == "".join(lines[a:b])
+        assert "".join(exp[:a]) + v.expected + "".join(lines[b:]) == CASE["expected"]
+        assert "Backoff(i))" in v.section and "Backoff(i + 1))" in v.expected  # the changed line is inside
+
+
+def test_sections_run_scores_and_writes_wrong_files(tmp_path):
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    wrong = dict(CASE, id="wrong", expected=GO.replace("Backoff(i))", "Backoff(i + 2))"))  # no merge gives this
+    refused = dict(CASE, id="refused",
+                   update="// ... existing code ...\nnothing like the file\n// ... existing code ...\n")
+    (cases / "demo.jsonl").write_text("".join(json.dumps(c) + "\n" for c in (CASE, wrong, refused)))
+    out = tmp_path / "out" / "sections.json"
+    assert sections.main(["--sets", "demo", "--cases", str(cases), "--seed", "3", "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())["variants"]
+    by = {r["id"].split("#")[0]: set() for r in rows}
+    for r in rows:
+        by[r["id"].split("#")[0]].add(r["verdict"])
+    assert "exact" in by["demo/demo"] and "wrong" in by["demo/wrong"] and by["demo/refused"] == {"refused"}
+    kept = sorted((tmp_path / "out" / "sections-wrong").iterdir())
+    assert len(kept) == sum(r["verdict"] == "wrong" for r in rows)
+    assert (kept[0] / "merged").read_text() != (kept[0] / "expected").read_text()
+    assert "per language" in sections.tables(rows)
+
+
+# -- the request says it is a section (`section=True`) ------------------------------------------------
+
+G, P = "// ... existing code ...\n", "# ... existing code ...\n"
+
+# (id, language, file, section's first row, its end row, snippet), by what makes each a refusal
+FLAG_REFUSED = [
+    # the snippet shows lines the section does not hold: the file's first lines, above the section
+    ("go-lines-above", "go", GO, 2, 22, "package retry\n\nimport \"time\"\n" + G +
+     "func Do(fn func() error, attempts int) error {\n\tvar err error\n\tfor i := 0; i < 2*attempts; i++ {\n"
+     "\t\tif err = fn(); err == nil {\n" + G),
+    ("rust-lines-above", "rust", RUST, 2, 22, "use std::fmt;\n\n/// Parses a port.\n" + G +
+     "pub fn parse_port(s: &str) -> Option<u16> {\n    let n: u32 = s.trim().parse().ok()?;\n    if n > 65535 {\n" + G),
+    ("ts-lines-above", "typescript", TS, 1, 19, "import { describe, it, expect } from 'vitest'\nimport { slug } from "
+     "'./slug'\n" + G + "  it('drops accents', () => {\n    expect(slug('é')).toBe('e')\n    expect(slug('ü')).toBe('u')\n"
+     "  })\n" + G),
+    ("py-lines-above", "python", PY, 3, 17, "import re\n\n\ndef slugify(text):\n    text = text.strip().casefold()\n"
+     "    text = re.sub(r\"[^a-z0-9]+\", \"-\", text)\n" + P),
+    ("java-lines-above", "java", JAVA, 2, 21, "package demo;\n\npublic class Box {\n  " + G +
+     "  public Box grow(int by) {\n    return new Box(size + 2 * by);\n  }\n  " + G + "}\n"),
+    # code written beyond the section's last line: a new definition after it
+    ("go-code-below", "go", GO, 12, 22, G + "\treturn err\n}\n\nfunc Retry(fn func() error) error {\n\treturn Do(fn, 3)\n}\n"),
+    ("rust-code-below", "rust", RUST, 13, 17, G + "    format!(\"{}:{}\", host, port)\n}\n\n"
+     "pub fn join_default(host: &str) -> String {\n    join(host, 80)\n}\n"),
+    ("ts-code-below", "typescript", TS, 15, 18, G + "    expect(slug('é')).toBe('e')\n  })\n\n  it('keeps digits', () => {\n"
+     "    expect(slug('a1')).toBe('a1')\n  })\n"),
+    ("py-code-below", "python", PY, 9, 17, P + "    assert slugify(\"a--b\") == \"a-b\"\n\n\ndef test_slugify_empty():\n"
+     "    assert slugify(\"\") == \"\"\n"),
+    ("java-code-below", "java", JAVA, 17, 20, "  " + G + "    return size == 0;\n  }\n\n  public boolean full() {\n"
+     "    return size > 100;\n  }\n"),
+    # a definition restated whole that the section holds only in part (it ends inside it)
+    ("go-partial-definition", "go", GO, 0, 10, G + "func Backoff(attempt int) time.Duration {\n"
+     "\td := time.Duration(attempt) * 2 * time.Second\n\tif d > time.Minute {\n\t\td = time.Minute\n\t}\n\treturn d\n}\n"),
+    ("rust-partial-definition", "rust", RUST, 0, 11, G + "pub fn parse_port(s: &str) -> Option<u16> {\n"
+     "    let n: u32 = s.trim().parse().ok()?;\n    if n > 65535 {\n        return None;\n    }\n    Some(n as u16)\n}\n" + G),
+    ("ts-partial-definition", "typescript", TS, 0, 12, G + "  it('joins words', () => {\n    expect(slug('a b')).toBe('a-b')\n"
+     "    expect(slug('a  b')).toBe('a-b')\n    expect(slug('a   b')).toBe('a-b')\n    expect(slug('a_b')).toBe('a-b')\n"
+     "  })\n" + G),
+    ("py-partial-definition", "python", PY, 0, 6, P + "def slugify(text):\n    text = text.strip().lower()\n"
+     "    text = re.sub(r\"[^a-z0-9]+\", \"_\", text)\n    return text.strip(\"-\")\n"),
+    ("java-partial-definition", "java", JAVA, 0, 11, "  " + G + "  public int size() {\n    return this.size;\n  }\n  " + G),
+    # the header of the definition the section starts inside, restated: it would land inside it
+    ("go-header-inside", "go", GO, 13, 22, "func Do(fn func() error, attempts int) error {\n\tvar err error\n"
+     "\tfor i := 0; i < 2*attempts; i++ {\n" + G),
+    ("rust-header-inside", "rust", RUST, 6, 22, "pub fn parse_port(s: &str) -> Option<u16> {\n"
+     "    let n: u32 = s.parse().ok()?;\n    if n > 99999 {\n" + G),
+    ("ts-header-inside", "typescript", TS, 10, 19, "  it('joins words', () => {\n    expect(slug('a b')).toBe('a-b')\n"
+     "    expect(slug('x y')).toBe('x-y')\n" + G),
+    ("py-header-inside", "python", PY, 4, 17, "def slugify(text):\n    text = text.strip().lower()\n"
+     "    text = re.sub(r\"[^a-z0-9]+\", \"_\", text)\n" + P),
+    ("java-header-inside", "java", JAVA, 9, 22, G + "public class Box {\n  public int size() {\n    return this.size;\n  }\n  "
+     + G + "}\n"),
+]
+
+# Cases whose section's edges look like a file's: read from the text alone, the merge takes them.
+MERGED_WITHOUT_FLAG = {"go-lines-above", "rust-lines-above", "ts-lines-above", "py-lines-above", "java-lines-above",
+                       "go-code-below", "rust-code-below", "py-code-below", "py-partial-definition"}
+
+
+@pytest.mark.parametrize("name, lang, text, a, b, snippet", FLAG_REFUSED, ids=[c[0] for c in FLAG_REFUSED])
+def test_told_it_is_a_section_the_merge_refuses_what_may_stand_beyond_its_cuts(name, lang, text, a, b, snippet):
+    section = _lines(text, a, b)
+    res = structural_merge(section, snippet, lang, section=True)
+    assert not res.ok, (name, res.text)
+    assert res.check == SECTION_CHECK and res.reasons[0].startswith("send "), res.reasons
+    assert "or the whole file" in res.reasons[0]
+    if name in MERGED_WITHOUT_FLAG:  # the text alone shows no cut: today's reading merges it
+        assert structural_merge(section, snippet, lang).ok
+
+
+def test_the_reason_says_what_to_send_first():
+    name, lang, text, a, b, snippet = FLAG_REFUSED[3]  # py-lines-above
+    res = structural_merge(_lines(text, a, b), snippet, lang, section=True)
+    assert res.reasons[0].startswith("send the lines above the section too (the snippet shows `import re`")
+
+
+# (id, language, file, first row, end row, snippet, the expected section): clear of both cuts
+FLAG_EXACT = [c for c in EXACT if c[0] != "go-clear"] + [
+    ("go-clear-context-first", "go", GO, 6, 22, "// ... existing code ...\n\t\t}\n\t\ttime.Sleep(Backoff(i + 1))\n"
+     "\t}\n\treturn err\n}\n", _lines(GO, 6, 22).replace("Backoff(i))", "Backoff(i + 1))")),
+]
+
+
+@pytest.mark.parametrize("name, lang, text, a, b, snippet, expected", FLAG_EXACT, ids=[c[0] for c in FLAG_EXACT])
+def test_told_it_is_a_section_a_snippet_clear_of_the_cuts_merges_exactly(name, lang, text, a, b, snippet, expected):
+    res = structural_merge(_lines(text, a, b), snippet, lang, section=True)
+    assert res.ok, (name, res.reasons)
+    assert res.text == expected
+
+
+def test_an_edited_line_right_after_the_first_marker_may_be_the_line_above_the_cut():
+    """Told it is a section, a snippet whose first line after its marker is an edited one is refused:
+    that line may be the file's own above the section, paired with a look-alike inside."""
+    name, lang, text, a, b, snippet, _ = next(c for c in EXACT if c[0] == "go-clear")
+    assert structural_merge(_lines(text, a, b), snippet, lang).ok
+    res = structural_merge(_lines(text, a, b), snippet, lang, section=True)
+    assert res.check == SECTION_CHECK and res.reasons[0].startswith("send the lines above the section too")
+
+
+def test_both_edges_are_cuts_when_the_request_says_so():
+    section = _lines(GO, 12, 22)  # `func Do` whole: a file's edges
+    assert not find_cuts(section.splitlines(), "go", parse("go", section)).fragment
+    cuts = find_cuts(section.splitlines(), "go", parse("go", section), section=True)
+    assert cuts.head == cuts.tail == SAID and cuts.said and not cuts.in_text
+    cut = _lines(GO, 6, 22)  # the text's own reason is kept
+    cuts = find_cuts(cut.splitlines(), "go", parse("go", cut), section=True)
+    assert cuts.head_in_text and cuts.tail == SAID
+
+
+def test_every_answer_in_section_mode_carries_the_section_finding():
+    name, lang, text, a, b, snippet, expected = FLAG_EXACT[0]
+    applier = Applier()
+    result = applier.apply(ApplyRequest(_lines(text, a, b), snippet, language=lang, engine="structural", section=True))
+    assert result.merged == expected and result.findings[0].kind == SECTION_KIND
+    plain = applier.apply(ApplyRequest(_lines(text, a, b), snippet, language=lang, engine="structural"))
+    assert all(f.kind != SECTION_KIND for f in plain.findings)
+
+
+# -- who says so: the HTTP front-end, the CLI, gRPC ------------------------------------------------------
+
+ORIG, UPDATE = _lines(PY, 9, 17), P + "    assert slugify(\"a--b\") == \"a-b\"\n\n\ndef test_slugify_empty():\n" \
+    "    assert slugify(\"\") == \"\"\n"
+
+
+def fastapply_mcp(original: str, update: str) -> str:
+    """fastapply-mcp's USER_PROMPT (shared/reference/apply-clients.md 1.4): the Kortix prompt with RULES:."""
+    return kortix(original, update).replace("below.\n", "below.\n\nRULES:\n").replace(
+        "placeholders, ellipses", "placeholders, markdown, ellipses")
+
+
+def _chat(messages: list[dict], **body) -> ApplyRequest:
+    return chat_call({"model": "fastapply-structural", "messages": messages, **body}).request
+
+
+def test_http_sets_section_for_the_clients_that_send_sections():
+    system = {"role": "system", "content": KORTIX_SYSTEM}
+    assert _chat([system, {"role": "user", "content": fastapply_mcp(ORIG, UPDATE)}]).section
+    prefilled = [{"role": "user", "content": osmosis(ORIG, UPDATE)}, {"role": "assistant", "content": "<code>"}]
+    assert _chat(prefilled).section  # Osmosis' MCP server
+    assert ollama_chat_call({"model": "Osmosis/Osmosis-Apply-1.7B", "messages": prefilled}).request.section
+    assert not _chat([system, {"role": "user", "content": kortix(ORIG, UPDATE)}]).section  # the model card's prompt
+    assert not _chat([{"role": "user", "content": osmosis(ORIG, UPDATE)}]).section  # its call_snippet.py helper
+    mcp = [system, {"role": "user", "content": fastapply_mcp(ORIG, UPDATE)}]
+    assert not _chat(mcp, section=False).section  # the body's word decides
+    assert _chat([system, {"role": "user", "content": kortix(ORIG, UPDATE)}], section=True).section
+    assert relace_call({"initial_code": ORIG, "edit_snippet": UPDATE, "section": True}).request.section
+    assert not relace_call({"initial_code": ORIG, "edit_snippet": UPDATE}).request.section
+
+
+def test_a_section_from_fastapply_mcp_is_refused_where_the_whole_file_reading_would_merge():
+    req = _chat([{"role": "user", "content": fastapply_mcp(ORIG, UPDATE)}])
+    assert Applier().apply(replace(req, section=False)).ok  # read as a whole file: merged
+    with pytest.raises(ApplyError) as e:
+        Applier().apply(req)
+    first = e.value.message.splitlines()[0]
+    assert e.value.code == "refused" and first.startswith("Send ") and "or the whole file" in first
+
+
+def test_cli_section_flag(tmp_path):
+    f, u = tmp_path / "section.py", tmp_path / "update.py"
+    f.write_text(ORIG)
+    u.write_text(UPDATE)
+
+    def run(*extra):
+        return subprocess.run([sys.executable, "-m", "fastapply.cli", "apply", str(f), "--update", str(u),
+                               "--engine", "structural", *extra], capture_output=True, text=True,
+                              cwd=Path(__file__).resolve().parents[1], timeout=300)
+
+    assert run().returncode == 0  # read as a whole file, the new test is appended
+    r = run("--section")
+    assert r.returncode == 1 and "Send the whole of `def test_slugify_symbols():`" in r.stderr.splitlines()[0], r.stderr
+
+
+def test_grpc_section_field_round_trip():
+    from fastapply.grpc_convert import request_from_proto, request_to_proto
+    m = request_to_proto(ApplyRequest(ORIG, UPDATE, section=True))
+    assert m.HasField("section") and m.section
+    assert request_from_proto(m).section
+    plain = request_to_proto(ApplyRequest(ORIG, UPDATE))
+    assert not plain.HasField("section") and not request_from_proto(plain).section
