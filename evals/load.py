@@ -14,7 +14,9 @@ of a server that has seen each file before: HTTP remembers a file's guessed lang
 counts by its digest, and the merge its parses). A request still
 running when the window closes gets `--grace` more seconds, then its deadline cancels it; it is
 counted as `unfinished`, not as an error. Prints requests/s, latency percentiles and errors by
-status code; `--json OUT` writes the same figures.
+status code, and the CPU seconds the server (its `process_cpu_seconds_total`) and the client threads
+spent per completed request: on a machine whose cores they share, what each protocol costs the
+server itself. `--json OUT` writes the same figures.
 
 Inputs: the structural engine cycles through the shared-eval cases it merges (commits_dev.jsonl);
 the model engines use small built-in files (a few lines each) so that one request takes seconds on
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import resource
 import subprocess
 import sys
 import threading
@@ -309,12 +312,14 @@ def run(args) -> list[dict]:
                     warm.call(case, args, WARM_UP_TIMEOUT_S)
             finally:
                 warm.close()
-            before = scrape(metrics_url)
+            before, client0 = scrape(metrics_url), _cpu_seconds()
             report = {"protocol": protocol, "engine": args.engine, "clients": args.clients, "seconds": args.seconds,
                       "stream": args.stream, "cases": len(cases), "warm_all": args.warm_all,
                       "server_ready_s": round(ready_s, 2),
                       **measure(make, cases, args)}
-            server = _server_figures(before, scrape(metrics_url))
+            after = scrape(metrics_url)
+            report |= _cpu_figures(before, after, _cpu_seconds() - client0, report["requests_ok"])
+            server = _server_figures(before, after)
             if server:
                 report["server"] = server
             reports.append(report)
@@ -326,6 +331,25 @@ def run(args) -> list[dict]:
             except subprocess.TimeoutExpired:
                 proc.kill()
     return reports
+
+
+def _cpu_seconds() -> float:
+    """This process's CPU time: the clients' (they share the machine with the server)."""
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
+
+
+def _cpu_figures(before: dict[str, float], after: dict[str, float], client_s: float, done: int) -> dict:
+    """CPU seconds the server and the clients spent over the window, and per completed request: on
+    a machine whose cores the clients share, what each protocol costs the server itself."""
+    out = {"client_cpu_s": round(client_s, 2),
+           "client_cpu_ms_per_request": round(1000 * client_s / done, 2) if done else None}
+    key = "process_cpu_seconds_total"
+    if key in after and key in before:
+        server_s = after[key] - before[key]
+        out |= {"server_cpu_s": round(server_s, 2),
+                "server_cpu_ms_per_request": round(1000 * server_s / done, 2) if done else None}
+    return out
 
 
 def _server_figures(before: dict[str, float], after: dict[str, float]) -> dict:
@@ -352,6 +376,9 @@ def print_report(r: dict) -> None:
     print(f"  errors           {r['errors']} {r['errors_by_code'] or ''}")
     print(f"  unfinished       {r['unfinished']} (still running when the window closed)")
     print(f"  mismatches       {r['mismatches_vs_structural']} (result differs from the in-process structural merge)")
+    if r.get("server_cpu_ms_per_request") is not None:
+        print(f"  CPU per request  server {r['server_cpu_ms_per_request']:.1f} ms, clients "
+              f"{r['client_cpu_ms_per_request']:.1f} ms (server {r['server_cpu_s']} s, clients {r['client_cpu_s']} s)")
     if r["engine"] != "structural":
         srv = r.get("server", {})
         print(f"  output tokens/s  {r['output_tokens_per_s']:.1f} aggregate; server decode "

@@ -635,3 +635,5 @@ def test_load_eval_measures_grpc_and_http(tmp_path):
     assert [r["protocol"] for r in reports] == ["grpc", "http"]
     for r in reports:
         assert r["requests_ok"] > 0 and r["errors"] == 0 and r["mismatches_vs_structural"] == 0
+        # the server's CPU over the window (its own metrics) and the clients', per request
+        assert r["server_cpu_s"] > 0 and r["server_cpu_ms_per_request"] > 0 and r["client_cpu_s"] > 0
