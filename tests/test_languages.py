@@ -256,16 +256,18 @@ def test_the_telltale_shortcut_guesses_as_the_full_guess_does():
     cases = Path(__file__).resolve().parents[1] / "evals" / "cases"
     originals = sorted({json.loads(x)["original"] for x in (cases / "commits_dev.jsonl").read_text(
         encoding="utf-8").splitlines() if x.strip()})[::3]
-    taken = 0
+    taken, families = 0, set()
     for text in originals:
         sample = languages._guess_sample(text)
         short = languages._likely_alone(sample)
         if short is None:
             continue
         taken += 1
+        families.add(short.language)
         best = languages._family_scores(sample)
         share, _, name = best[0]
         runner = best[1] if len(best) > 1 else None
         assert name == short.language and share == 0.0, text[:80]
         assert runner is None or runner[0] >= max(languages.GUESS_MIN_MARGIN, share), text[:80]
-    assert taken >= 20  # taken on most (Go, Rust, Python and Java files)
+    assert taken >= 20  # taken on most (Go, Rust, Python, Java, JavaScript and TypeScript files)
+    assert families & {"javascript", "typescript", "tsx"}, families  # a family of three grammars too

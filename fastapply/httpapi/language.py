@@ -13,10 +13,12 @@ request is tried under the guessed language first and, where the merge refuses, 
 
 Each answer carries a `language` finding that says what was guessed and what was used.
 
-The guess parses the file's head with every family's grammar (about 90 ms for an 8 KB file on this
-project's 2-core CPU, more than twice the merge itself), so each guess is remembered by the file's
+The guess parses the file's head with every family's grammar (tens of ms for an 8 KB file on this
+project's 2-core CPU, as much as the merge itself) unless the file reads plainly as one family
+(`languages._likely_alone`: its grammars only, a few ms); each guess is remembered by the file's
 digest (`GUESSES`): a file sent again (a retry after a refusal, another edit of the same version) is
-guessed once.
+guessed once. It is what an HTTP request costs beyond a gRPC one that names its language
+(evals/RESULTS.md, "HTTP beside gRPC").
 """
 
 from __future__ import annotations
