@@ -35,7 +35,7 @@ from rich.console import Console
 from fastapply.api import Applier, ApplyError, ApplyRequest
 from fastapply.client import FastApplyClient
 from tests.test_grpc import stream_text
-from tests.test_http import serving
+from tests.test_http import serving, sse_events
 
 REPO = Path(__file__).resolve().parents[1]
 BOM = "\ufeff"
@@ -242,16 +242,6 @@ def test_cli_client_in_place_over_grpc(servers, tmp_path, form: Form):
     assert f.read_bytes() == form.expected.encode("utf-8")
 
 
-def sse(response: httpx.Response) -> list:
-    """The `data:` payloads of a server-sent event stream ([DONE] kept as a string)."""
-    out = []
-    for line in response.iter_lines():
-        if line.startswith("data: "):
-            data = line[len("data: "):]
-            out.append(data if data == "[DONE]" else json.loads(data))
-    return out
-
-
 def morph_body(form: Form, ending: str, **kw) -> dict:
     content = f"<code>{form.original}</code>\n<update>{form.snippet(ending)}</update>"
     return {"model": "fastapply-structural", "messages": [{"role": "user", "content": content}], **kw}
@@ -265,7 +255,7 @@ def test_http_morph_plain_and_stream(http, form: Form, ending: str):
     assert merged == form.expected
     with http.stream("POST", "/v1/chat/completions", json=morph_body(form, ending, stream=True)) as s:
         assert s.status_code == 200
-        events = sse(s)
+        events = sse_events(s)
     text = "".join(e["choices"][0]["delta"].get("content") or "" for e in events
                    if isinstance(e, dict) and e.get("choices"))
     assert text == merged
@@ -284,7 +274,7 @@ def test_http_relace_plain_and_stream(http, form: Form, ending: str):
     assert merged == form.expected
     with http.stream("POST", "/v1/code/apply", json=relace_body(form, ending, stream=True)) as s:
         assert s.status_code == 200
-        events = sse(s)
+        events = sse_events(s)
     assert "".join(e["chunk"] for e in events if isinstance(e, dict) and "chunk" in e) == merged
 
 

@@ -10,7 +10,8 @@ keeps the original's). A lone `\r` (not before `\n`) is content, never a line en
 from __future__ import annotations
 
 from dataclasses import dataclass
-from difflib import SequenceMatcher
+
+from fastapply.merge.diff import line_pairs
 
 BOM = "\ufeff"
 
@@ -66,22 +67,10 @@ def _mixed(merged: str, original: str, endings: tuple[str, ...], default: str) -
     the ending of the line before it (the file's most common one at the top)."""
     old = original.split("\n")
     new = merged.split("\n")
-    n_old, n_new = len(old) - 1, len(new) - 1  # lines that end with "\n"
-    given: list[str | None] = [None] * n_new
-    # the common head and tail first: the matcher is then run on the edited middle only
-    head = 0
-    while head < min(n_old, n_new) and old[head] == new[head]:
-        given[head] = endings[head]
-        head += 1
-    tail = 0
-    while tail < min(n_old, n_new) - head and old[n_old - 1 - tail] == new[n_new - 1 - tail]:
-        given[n_new - 1 - tail] = endings[n_old - 1 - tail]
-        tail += 1
-    matcher = SequenceMatcher(None, old[head:n_old - tail], new[head:n_new - tail], autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag in ("equal", "replace"):  # an unchanged line, or a changed one in its old line's place
-            for k in range(min(i2 - i1, j2 - j1)):
-                given[head + j1 + k] = endings[head + i1 + k]
+    given: list[str | None] = [None] * (len(new) - 1)  # the lines that end with "\n"
+    # an unchanged line, or a changed one in its old line's place
+    for i, j in line_pairs(old[:-1], new[:-1], replaced=True).items():
+        given[j] = endings[i]
     out, last = [], default
     for line, ending in zip(new, given):
         last = ending or last

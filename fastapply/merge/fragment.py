@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 
 from fastapply.languages import BY_NAME, error_count, parse
 from fastapply.memo import per_thread_lru
+from fastapply.merge.diff import line_pairs
 from fastapply.merge.text import indent_of
 
 SECTION_KIND = "section"  # the finding (`validate`) of a merge that writes beyond a fragment's cut
@@ -221,24 +221,11 @@ def new_errors(t_orig, t_merged, orig: list[str], merged: list[str]) -> list[int
 
 
 def line_map(orig: list[str], merged: list[str], pin_head: bool = True, pin_tail: bool = True) -> dict[int, int]:
-    """Original row -> merged row, for the lines the merge kept as written: the common head and
-    tail first (a line diff alone may pair a kept `}` with one in the new code), then a line diff
-    of the rest; the end of the text maps to the end (a MISSING closer stands there). Without
-    `pin_tail` (`pin_head`) the common tail (head) is left to the diff: new code after a section's
-    last `}` that ends in a `}` of its own is then seen as new."""
-    head = 0
-    while pin_head and head < min(len(orig), len(merged)) and orig[head] == merged[head]:
-        head += 1
-    tail = 0
-    while pin_tail and tail < min(len(orig), len(merged)) - head and orig[-1 - tail] == merged[-1 - tail]:
-        tail += 1
-    where = {k: k for k in range(head)}
-    where.update({len(orig) - k: len(merged) - k for k in range(tail + 1)})
-    middle = SequenceMatcher(None, orig[head:len(orig) - tail], merged[head:len(merged) - tail], autojunk=False)
-    for tag, i1, i2, j1, _ in middle.get_opcodes():
-        if tag == "equal":
-            where.update({head + i1 + k: head + j1 + k for k in range(i2 - i1)})
-    return where
+    """Original row -> merged row, for the lines the merge kept as written (`diff.line_pairs`); the
+    end of the text maps to the end (a MISSING closer stands there). Without `pin_tail`
+    (`pin_head`) the common tail (head) is left to the diff: new code after a section's last `}`
+    that ends in a `}` of its own is then seen as new."""
+    return line_pairs(orig, merged, pin_head=pin_head, pin_tail=pin_tail) | {len(orig): len(merged)}
 
 
 def _error_nodes(tree) -> list[tuple[str, int, int]]:

@@ -60,7 +60,7 @@ def read_request(original: str, update: str, lang: str | None) -> Intake:
         if note:
             notes.append(note)
     text = "\n".join(lines) + ("\n" if trailing else "")
-    return Intake(original, text if text != update else update, form, tuple(notes))
+    return Intake(original, text, form, tuple(notes))
 
 
 def unfence(lines: list[str], orig_lines: list[str], lang: str | None) -> tuple[list[str], str]:

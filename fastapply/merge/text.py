@@ -7,6 +7,8 @@ from difflib import SequenceMatcher
 
 from rapidfuzz import fuzz
 
+from fastapply.merge.diff import line_pairs
+
 
 def split_lines(text: str) -> tuple[list[str], str, bool]:
     """Lines without their endings, the newline style, and whether the text ends with a newline."""
@@ -31,19 +33,8 @@ def with_original_spacing(orig: list[str], lines: list[str]) -> list[str]:
     answer line stands for which original line: a line diff by key (the common head and tail first)."""
     if not any(x != x.rstrip() for x in orig):
         return lines
-    pairs: dict[int, int] = {}  # answer line -> the original line it stands for
-    head = 0
-    while head < min(len(orig), len(lines)) and key(orig[head]) == key(lines[head]):
-        pairs[head] = head
-        head += 1
-    tail = 0
-    while tail < min(len(orig), len(lines)) - head and key(orig[-1 - tail]) == key(lines[-1 - tail]):
-        pairs[len(lines) - 1 - tail] = len(orig) - 1 - tail
-        tail += 1
-    a, b = [key(x) for x in orig[head:len(orig) - tail]], [key(x) for x in lines[head:len(lines) - tail]]
-    for tag, i1, i2, j1, _ in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            pairs.update((head + j1 + k, head + i1 + k) for k in range(i2 - i1))
+    # answer line -> the original line it stands for
+    pairs = {j: i for i, j in line_pairs([key(x) for x in orig], [key(x) for x in lines]).items()}
     out = list(lines)
     for j, i in pairs.items():
         if out[j] == orig[i]:
