@@ -62,6 +62,9 @@ CHAT_FORMS = [
     ("morph", [{"role": "user", "content": f"<code>{ORIG}</code>\n<update>{UPDATE}</update>"}], "morph", MERGED),
     ("kortix", [{"role": "system", "content": KORTIX_SYSTEM}, {"role": "user", "content": kortix(ORIG, UPDATE)}],
      "kortix", f"<updated-code>{MERGED}</updated-code>"),
+    ("kortix, FastEdit's ` /no_think` system", [{"role": "system", "content": KORTIX_SYSTEM + " /no_think"},
+                                                {"role": "user", "content": kortix(ORIG, UPDATE)}],
+     "kortix", f"<updated-code>{MERGED}</updated-code>"),
     ("kortix, no system turn, <updated_code> named", [{"role": "user", "content": kortix(ORIG, UPDATE, tag="updated_code")}],
      "kortix", f"<updated_code>{MERGED}</updated_code>"),
     ("kortix prefilled", [{"role": "user", "content": kortix(ORIG, UPDATE)}, {"role": "assistant", "content": "<updated-code>"}],
@@ -304,6 +307,20 @@ def test_ollama_discovery_routes(url):  # noqa: F811
     assert httpx.get(url + "/api/version").json()["version"]
 
 
+def test_ollama_show_answers_for_any_name_and_404s_an_unknown_one_when_strict(counter):  # noqa: F811
+    with serving(counter=counter, default_engine="structural") as (_, http):
+        shown = httpx.post(http.url + "/api/show", json={"model": "codellama:7b"}).json()
+        assert shown["details"]["engine"] == "structural" and shown["template"] == "{{ .Prompt }}"
+        plain = httpx.post(http.url + "/api/show", json={"name": "fastapply-plain"}).json()
+        assert plain["details"]["engine"] == "plain"
+        r = httpx.post(http.url + "/api/show", json={})
+        assert r.status_code == 400 and r.json()["error"].startswith("missing `model`")
+    with serving(counter=counter, strict_model_names=True) as (_, http):
+        r = httpx.post(http.url + "/api/show", json={"model": "codellama:7b"})
+        assert r.status_code == 404 and r.json()["error"].startswith("model 'codellama:7b' not found"), r.text
+        assert httpx.post(http.url + "/api/show", json={"model": "fastapply-auto"}).status_code == 200
+
+
 def test_the_new_routes_need_the_token(counter):  # noqa: F811
     with serving(token="t0k", counter=counter) as (_, http):
         for path, body in (("/v1/completions", {"prompt": kortix(ORIG, UPDATE)}),
@@ -313,6 +330,7 @@ def test_the_new_routes_need_the_token(counter):  # noqa: F811
             ok = httpx.post(http.url + path, json={**body, "stream": False}, headers={"Authorization": "Bearer t0k"})
             assert ok.status_code == 200, ok.text
         assert httpx.get(http.url + "/api/tags").status_code == 401
+        assert httpx.post(http.url + "/api/show", json={"model": "m"}).status_code == 401
 
 
 def test_a_file_its_client_would_cut_short_is_refused_not_answered(url):  # noqa: F811

@@ -45,6 +45,7 @@ def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("py-clients")
     with structural_server(root) as (server, cases):
         jobs = [py_job(client, case, f"{client}:{i}") for i, case in enumerate(cases) for client in PY_CLIENTS]
+        jobs.append({"id": "discovery", "client": "ollama-discovery", "model": "Osmosis/Osmosis-Apply-1.7B"})
         out = run_py_harness(server.url, TOKEN, jobs, root / "egress.jsonl")
         yield {"cases": cases, "results": {r["id"]: r for r in out["results"]},
                "egress": egress_attempts(root / "egress.jsonl")}
@@ -69,6 +70,16 @@ def test_a_refused_case_fails_in_the_client_and_leaves_the_file_untouched(run, c
         assert not res["ok"] and res["disk"] == case.original, case.id
         shown = res["reply"] if client == "fastapply-mcp" else res["error"]["message"]
         assert "Resend" in shown and "structural merge refused" in shown, shown  # what to resend reaches the agent
+
+
+def test_ollamas_library_discovers_the_models(run):
+    """ollama.list() and ollama.show() parse the server's answers into the library's own types; a name
+    the server does not know shows the default engine's model (Continue's `ollama` provider asks first)."""
+    res = run["results"]["discovery"]
+    assert res["ok"], res.get("error")
+    assert {"fastapply-structural", "fastapply-auto"} <= set(res["models"])
+    assert res["family"] == "fastapply" and res["template"] == "{{ .Prompt }}"
+    assert res["capabilities"] == ["completion"] and res["model_info"] == {"general.architecture": "fastapply"}
 
 
 def test_the_clients_reach_no_host_but_loopback(run):

@@ -306,6 +306,105 @@ def test_sections_run_scores_and_writes_wrong_files(tmp_path):
 
 G, P = "// ... existing code ...\n", "# ... existing code ...\n"
 
+# Files for the flag-mode cases below: a block's closers edited before the last marker, far from
+# the cut; a comment edited above a definition shown up to a marker; look-alike keys at a cut.
+JS_FLAGS = """export function render(flags, out) {
+  out.push('start');
+  flags.forEach((flag) => {
+    for (const key of flag.keys) {
+      switch (key) {
+        case 'required':
+          out.push(`--${flag.name}`);
+      }
+    }
+  });
+  out.push('end');
+}
+
+export function count(flags) {
+  let n = 0;
+  for (const flag of flags) {
+    n += 1;
+  }
+  return n;
+}
+
+export function title() {
+  return 'flags';
+}
+"""
+
+JS_FLAGS_EDIT = """// ... existing code ...
+  out.push('start');
+  flags.forEach((flag) => {
+    if (flag.required) {
+      out.push(`--${flag.name}`);
+    }
+  });
+// ... existing code ...
+"""
+
+JSON_TARGETS = """{
+  "name": "demo",
+  "targets": {
+    "linux": {
+      "flags": {
+        "opt": "O2"
+      },
+      "libs": {
+        "ssl": "3.0"
+      }
+    },
+    "mac": {
+      "flags": {
+        "opt": "O2"
+      },
+      "libs": {
+      }
+    },
+    "wasm": {
+      "libs": {
+        "ssl": "3.0"
+      }
+    }
+  }
+}
+"""
+
+JSON_TARGETS_EDIT = """  "name": "demo",
+  "targets": {
+    "wasm": {
+      "libs": {
+// ... rest of code ...
+"""
+
+PY_LOADER = '''def load(path):
+    with open(path) as f:
+        return f.read()
+
+
+# Loads every file under the the root.
+def load_all(root):
+    for p in walk(root):
+        if p.endswith(".txt"):
+            yield load(p)
+
+
+def walk(root):
+    return sorted(glob(root + "/*"))
+'''
+
+PY_LOADER_EDIT = '''# ... existing code ...
+        return f.read()
+
+
+# Loads every file under the root.
+def load_all(root):
+    for p in walk(root):
+        # ... existing code ...
+'''
+
+
 # (id, language, file, section's first row, its end row, snippet), by what makes each a refusal
 FLAG_REFUSED = [
     # the snippet shows lines the section does not hold: the file's first lines, above the section
@@ -353,11 +452,15 @@ FLAG_REFUSED = [
      "    text = re.sub(r\"[^a-z0-9]+\", \"_\", text)\n" + P),
     ("java-header-inside", "java", JAVA, 9, 22, G + "public class Box {\n  public int size() {\n    return this.size;\n  }\n  "
      + G + "}\n"),
+    # the snippet's last region ends on a key the section holds twice (`"libs": {`), after a new one:
+    # that key may be the file's own below the cut, not the look-alike the merge would pair it with
+    ("json-look-alike-below", "json", JSON_TARGETS, 1, 18, JSON_TARGETS_EDIT),
 ]
 
 # Cases whose section's edges look like a file's: read from the text alone, the merge takes them.
 MERGED_WITHOUT_FLAG = {"go-lines-above", "rust-lines-above", "ts-lines-above", "py-lines-above", "java-lines-above",
-                       "go-code-below", "rust-code-below", "py-code-below", "py-partial-definition"}
+                       "go-code-below", "rust-code-below", "py-code-below", "py-partial-definition",
+                       "json-look-alike-below"}
 
 
 @pytest.mark.parametrize("name, lang, text, a, b, snippet", FLAG_REFUSED, ids=[c[0] for c in FLAG_REFUSED])
@@ -381,6 +484,15 @@ def test_the_reason_says_what_to_send_first():
 FLAG_EXACT = [c for c in EXACT if c[0] != "go-clear"] + [
     ("go-clear-context-first", "go", GO, 6, 22, "// ... existing code ...\n\t\t}\n\t\ttime.Sleep(Backoff(i + 1))\n"
      "\t}\n\treturn err\n}\n", _lines(GO, 6, 22).replace("Backoff(i))", "Backoff(i + 1))")),
+    # the region's lines after its anchor are edited (fewer closers than the section's), and the
+    # section holds more lines below them: the marker stands for those, not for lines beyond the cut
+    ("js-closers-edited", "javascript", JS_FLAGS, 0, 21, JS_FLAGS_EDIT, _lines(JS_FLAGS, 0, 21).replace(
+        "    for (const key of flag.keys) {\n      switch (key) {\n        case 'required':\n"
+        "          out.push(`--${flag.name}`);\n      }\n    }\n",
+        "    if (flag.required) {\n      out.push(`--${flag.name}`);\n    }\n")),
+    # an edited comment above a definition whose header and first line stand in place after it
+    ("py-comment-edited", "python", PY_LOADER, 0, 12, PY_LOADER_EDIT,
+     _lines(PY_LOADER, 0, 12).replace("the the root", "the root")),
 ]
 
 
@@ -481,3 +593,123 @@ def test_grpc_section_field_round_trip():
     assert request_from_proto(m).section
     plain = request_to_proto(ApplyRequest(ORIG, UPDATE))
     assert not plain.HasField("section") and not request_from_proto(plain).section
+
+
+def test_a_definition_parsed_from_inside_a_cut_doc_comment_takes_its_signatures_indentation():
+    """A section cut inside a Javadoc: tree-sitter reads the comment's words (`default Config values
+    (...) {@link ...}`) as the start of the method below, so the node starts mid-line at the
+    section's first row. Its indentation is its signature's, not that comment line's (a method
+    restated whole was written one column deeper: `evals.sections` seed 29)."""
+    from fastapply.merge.tree import _indented_line
+    from fastapply.merge.whole_defs import original_definitions
+
+    section = ("   * not use default Config values (which would hide {@link IOException}).\n   *\n"
+               "   * <p>The default config lives in the user's home.\n   */\n"
+               "  @Test\n  public void testLoadsDefaults() {\n    Config c = Config.load(null);\n  }\n\n"
+               "  @Test\n  public void testLoadsPath() {\n    Config c = Config.load(\"a.toml\");\n  }\n")
+    lines = section.splitlines()
+    d = next(d for d in original_definitions(lines, "java") if d.name == "testLoadsDefaults")
+    assert d.node.start_point[1] > 3  # the node starts in the comment's words
+    assert _indented_line(d, lines) == "  public void testLoadsDefaults() {"
+    ordinary = next(d for d in original_definitions(lines, "java") if d.name == "testLoadsPath")
+    assert _indented_line(ordinary, lines) == lines[ordinary.node_start]
+
+
+JAVA_READER = """class Reader {
+  public double nextDouble() throws IOException {
+    Token token = peek();
+    if (token != Token.NUMBER) {
+      throw new IllegalStateException(
+          "Expected a number but was " + token);
+    }
+    double result = ((Primitive) peekStack()).getAsDouble();
+    popStack();
+    return result;
+  }
+
+  public long nextLong() throws IOException {
+    Token token = peek();
+    if (token != Token.NUMBER) {
+      throw new IllegalStateException(
+          "Expected a number but was " + token);
+    }
+    long result = ((Primitive) peekStack()).getAsLong();
+    popStack();
+    return result;
+  }
+}
+"""
+JAVA_READER_EDIT = """// ... existing code ...
+  }
+
+  public double nextDouble() throws IOException {
+    Token token = peek();
+    if (token != Token.NUMBER) {
+      throw new IllegalStateException(
+          "Expected a number but was " + token);
+    }
+    Primitive primitive = (Primitive) peekStack();
+    double result = primitive.getAsDouble();
+    popStack();
+    return result;
+  }
+// ... existing code ...
+"""
+
+
+@pytest.mark.parametrize("first", [4, 5])
+def test_a_section_cut_inside_a_block_of_the_method_the_snippet_restates_is_refused(first):
+    """The section starts inside the `if` of `nextDouble`, whose header is above the cut, and the
+    snippet restates that method whole with that `if` as written: read from the text alone, the
+    section starts inside it (`SectionEdit.restated_around_head`), and the merge would write the
+    method again below the section's part of it."""
+    res = structural_merge(_lines(JAVA_READER, first, 22), JAVA_READER_EDIT, "java")
+    assert not res.ok and res.check == SECTION_CHECK
+    assert res.reasons[0].startswith("send the whole of `public double nextDouble() throws IOException {` "
+                                     "(the section starts inside it"), res.reasons
+
+
+JS_CALLBACK = """    // Old: pass the state as it was read. In the asynchronous case the state
+    // may have changed since the callback above set it, so passing what
+    // was read is wrong; it is kept for now, since changing it would break
+    // callers that compare the two.
+    onDone?.(loaded, undefined)
+
+    // The callback may have changed the state: read it again.
+    loaded = get()
+    done = true
+  })
+  .catch((e) => {
+    if (stale) {
+      return
+    }
+    onDone?.(undefined, e)
+  })
+}
+"""
+
+
+def test_told_it_is_a_section_an_edge_line_written_twice_is_refused():
+    """The snippet's region is a `}` above the cut, a new call, and a comment the section holds once:
+    placed by the `}` of an `if` further down and a look-alike call there, the answer would hold the
+    comment twice. Told it is a section, refused; read as a whole file, that placement stands."""
+    snippet = (G + "    }\n    onDone?.(get(), undefined)\n\n"
+               "    // The callback may have changed the state: read it again.\n" + G)
+    res = structural_merge(JS_CALLBACK, snippet, "typescript", section=True)
+    assert not res.ok and res.check == SECTION_CHECK
+    assert res.reasons[0].startswith("send the lines around the section too, or the whole file: the answer would "
+                                     "hold `// The callback may have changed the state: read it again.` twice")
+    assert structural_merge(JS_CALLBACK, snippet, "typescript").ok
+
+
+def test_told_it_is_a_section_a_markerless_snippet_ending_past_its_last_line_is_refused():
+    """The snippet restates the whole file without markers, down to an `export default` the section
+    (cut above it) does not hold: the answer would end with it, and the client's splice would hold
+    it twice. Read as a whole file, it is the file's new last line."""
+    section = "class Box {\n  size() {\n    return 1;\n  }\n}\n"
+    snippet = "class Box {\n  size() {\n    return 2;\n  }\n}\n\nexport default Box;\n"
+    res = structural_merge(section, snippet, "javascript", section=True)
+    assert not res.ok and res.check == SECTION_CHECK
+    assert res.reasons[0].startswith("send the lines below the section too (the snippet ends with "
+                                     "`export default Box;`"), res.reasons
+    assert structural_merge(section, snippet, "javascript").text == snippet

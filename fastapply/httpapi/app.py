@@ -6,7 +6,8 @@
     POST /v1/code/apply         Relace's apply endpoint
     POST /api/chat              Ollama's chat, NDJSON streaming unless `stream` is false
     POST /api/generate          Ollama's generate (`raw` or not), the same
-    GET  /v1/models, /api/tags  the model names; GET /api/version Ollama's version probe
+    GET  /v1/models, /api/tags  the model names; POST /api/show a model's details; GET /api/version
+                                Ollama's version probe
     GET  /health                200 SERVING / 503 NOT_SERVING, as the gRPC health service says
 
 Routes stay thin: parse the body into an `ApplyRequest` and its answer's shape, run it through
@@ -42,6 +43,7 @@ from fastapply.httpapi.parse import (
     Naming,
     chat_call,
     completion_call,
+    engine_of,
     model_names,
     ollama_chat_call,
     ollama_generate_call,
@@ -110,6 +112,25 @@ def create_app(state: HTTPState) -> FastAPI:
         except ApplyError as e:
             return error_response(e, ollama.ChatShapes.error)
         return ollama.tags(model_names(state.default_engine))
+
+    @app.post("/api/show")
+    async def show(request: Request):
+        try:
+            front.authorize(request)
+            data = parse_json(await request.body())
+            name = data.get("model", data.get("name"))
+            if not isinstance(name, str) or not name:
+                raise ApplyError("invalid_argument", "missing `model`: name the model to show, e.g. "
+                                 '{"model": "fastapply-structural"}')
+            if state.naming.strict and name not in model_names(state.default_engine):
+                # Ollama's answer for a model it has not pulled: its clients raise ResponseError(404)
+                message = (f"model {name!r} not found; this server runs with --strict-model-names: "
+                           "name one of GET /api/tags")
+                return json_response(ollama.ChatShapes.error(error_object(404, "not_found", message)), 404)
+            engine, _, _ = engine_of(name, state.naming)
+        except ApplyError as e:
+            return error_response(e, ollama.ChatShapes.error)
+        return ollama.show(engine)
 
     @app.get("/api/version")
     async def version():

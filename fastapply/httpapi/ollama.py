@@ -1,4 +1,4 @@
-"""Ollama's answers for `POST /api/chat` and `POST /api/generate`, and its model list (pure).
+"""Ollama's answers for `POST /api/chat` and `POST /api/generate`, its model list and `POST /api/show` (pure).
 
 Ollama clients (its Python and JavaScript libraries, Osmosis-Apply's MCP server, Continue's `ollama`
 provider) stream by default: one JSON object per line (`application/x-ndjson`), each with a piece of
@@ -74,14 +74,28 @@ class GenerateShapes(_Ollama):
     key = "response"
 
 
+def _details(engine: str) -> dict:
+    return {"parent_model": "", "format": "fastapply", "family": "fastapply", "families": ["fastapply"],
+            "parameter_size": "", "quantization_level": "", "engine": engine}
+
+
 def tags(names: dict[str, str]) -> dict:
     """`GET /api/tags`: the model names, as Ollama lists its models (the sizes of nothing to download)."""
     return {"models": [{"name": name, "model": name, "modified_at": "1970-01-01T00:00:00Z", "size": 0,
-                        "digest": hashlib.sha256(name.encode()).hexdigest(),
-                        "details": {"parent_model": "", "format": "fastapply", "family": "fastapply",
-                                    "families": ["fastapply"], "parameter_size": "", "quantization_level": "",
-                                    "engine": engine}}
+                        "digest": hashlib.sha256(name.encode()).hexdigest(), "details": _details(engine)}
                        for name, engine in names.items()]}
+
+
+def show(engine: str) -> dict:
+    """`POST /api/show`: what Ollama tells of a model, for the engine its name selects. Continue's
+    `ollama` provider asks before its first request; it reads a context length from `model_info` and
+    stop words from `parameters` when they are there. There is none to give: the merge has no context
+    window and the answer stops at the file's end, so both are left out and the client keeps its defaults.
+    The template is the prompt as sent (`raw` needs none)."""
+    return {"modelfile": f"# fastapply: the {engine} engine; nothing to pull\n", "parameters": "",
+            "template": "{{ .Prompt }}", "details": _details(engine),
+            "model_info": {"general.architecture": "fastapply"}, "capabilities": ["completion"],
+            "modified_at": "1970-01-01T00:00:00Z"}
 
 
 def _now() -> str:

@@ -15,7 +15,7 @@ import re
 from urllib.parse import quote
 
 ROUTES = ("/v1/chat/completions", "/v1/completions", "/v1/code/apply", "/v1/models", "/api/chat", "/api/generate",
-          "/api/tags", "/api/version")
+          "/api/tags", "/api/show", "/api/version")
 _SLASHES = re.compile(r"/{2,}")
 _DOUBLED_V1 = re.compile(r"^(?:/v1)+(?=/)")
 # Relace's OpenAI-compatible base, `.../v1/apply`: its routes are the OpenAI ones.

@@ -23,6 +23,7 @@ from fastapply.merge.text import CLOSERS, indent_of, is_blank, is_trivial, simil
 from fastapply.merge.whole_defs import original_definitions
 
 EDGE_RUN = 4  # at most this many non-blank lines at a cut edge, shown, say that the snippet crosses it
+MIN_TWICE = 10  # a line shorter than this (`try {`) may well be written twice on purpose
 
 
 @dataclass
@@ -104,11 +105,15 @@ class SectionEdit:
         reading the region from the marker, a line the section does not hold, where it is the first,
         or the region also reads across the cut, deleting whole definitions there (`straddle`), or
         the answer changes the section within its first `EDGE_RUN` lines,
+        or the lines between it and the marker are look-alikes the section holds twice and the
+        answer drops lines of the section;
         or the region's first line that the section holds once (and is not trivial) stands there;
         or, where the lines before that line are ones the section holds elsewhere only, the first
-        of them, when the section does not hold them right before it. The merge would read such a
-        line as new code or pair it with a look-alike inside (`@MaxLength(80)` / `company?: string;`
-        read as an edit of `jobTitle?: string;`; a `from {` of the keyframes above the cut)."""
+        of them, when the section does not hold them right before it and not `EDGE_RUN` lines short
+        of the cut (the answer keeping those as written: the region's edge lines are then edits).
+        The merge would read such a line as new code or pair it with a look-alike inside
+        (`@MaxLength(80)` / `company?: string;` read as an edit of `jobTitle?: string;`; a `from {`
+        of the keyframes above the cut)."""
         flags = marker_flags(self.upd, self.orig)
         rows = [i for i, x in enumerate(self.upd) if not is_blank(x)]
         code = [x.strip() for x in self.orig if not is_blank(x)]
@@ -130,11 +135,20 @@ class SectionEdit:
         for n, line in enumerate(region):
             if anchors(line):
                 at = code.index(line)
-                return None if code[max(0, at - n):at] == region[:n] else region[0]
+                if code[max(0, at - n):at] == region[:n]:
+                    return None
+                # The region's lines beyond its anchor are edited, not the section's own; they stop
+                # short of the cut where the section holds `EDGE_RUN` more lines beyond that anchor
+                # than the region shows and the answer keeps them as written: the marker stands for those.
+                clear = at - n >= EDGE_RUN and self.first_change(at_head) >= EDGE_RUN
+                return None if clear else region[0]
             if not held[line]:
                 later = next((x for x in region[n + 1:] if anchors(x)), None)
                 near = self.first_change(at_head) < EDGE_RUN or later is not None and code.index(later) < EDGE_RUN
-                return line if n == 0 or near else None
+                # the lines between it and the marker are look-alikes the section holds more than
+                # once (`"dependencies": {`): they may be the file's own beyond the cut
+                alike = any(held[x] > 1 and not is_trivial(x) for x in region[:n]) and self.drops_lines()
+                return line if n == 0 or near or alike else None
         return None
 
     def straddle(self, region: list[str], code: list[str], at_head: bool) -> str | None:
@@ -154,7 +168,7 @@ class SectionEdit:
         at = code.index(region[m])
         while m - 1 > n and at > 0 and code[at - 1] == region[m - 1]:  # the lines in place before it
             at, m = at - 1, m - 1
-        if at <= 0:
+        if at <= 0 or _held_in_place(region[:n], code[:at], held):
             return None
         rows = [i for i, x in enumerate(self.orig) if not is_blank(x)]
         gone = rows[:at] if at_head else rows[len(rows) - at:]
@@ -219,6 +233,18 @@ class SectionEdit:
             return None
         return self.upd[edge]
 
+    def markerless_end_unheld(self) -> str | None:
+        """The last line of a snippet without markers, when the section does not hold it and the
+        answer ends with it: the snippet runs past the section's last line (the file's
+        `export default` below the cut, restated with the rest)."""
+        flags = marker_flags(self.upd, self.orig)
+        code = [x.strip() for x in self.merged if not is_blank(x)]
+        shown = [x for x in self.upd if not is_blank(x)]
+        if any(flags) or not shown or not code:
+            return None
+        line = shown[-1].strip()
+        return None if line in {x.strip() for x in self.orig} or line != code[-1] else line
+
     def header_twice(self) -> str | None:
         """The header line of a definition the snippet shows, which the section holds, and which the
         answer holds more often than the section: the snippet's copy went beside the section's
@@ -226,6 +252,23 @@ class SectionEdit:
         held = Counter(x.strip() for x in self.orig if not is_blank(x))
         answer = Counter(x.strip() for x in self.merged if not is_blank(x))
         return next((u.header for u in self.upd_defs if held[u.header] and answer[u.header] > held[u.header]), None)
+
+    def edge_line_twice(self) -> str | None:
+        """A line the snippet shows once next to a marker, which the section holds once (not trivial,
+        `MIN_TWICE` characters at least), and which the answer holds twice: the snippet's copy was
+        written beside the section's, so its region was placed by look-alikes (a `}` and a similar
+        call further down) instead of by that line, likely because its other lines stand beyond the cut."""
+        flags = marker_flags(self.upd, self.orig)
+        code = [(x.strip(), m) for x, m in zip(self.upd, flags) if not is_blank(x)]
+        shown = Counter(x for x, m in code if not m)
+        held = Counter(x.strip() for x in self.orig if not is_blank(x))
+        answer = Counter(x.strip() for x in self.merged if not is_blank(x))
+        for k, (x, m) in enumerate(code):
+            beside = k > 0 and code[k - 1][1] or k + 1 < len(code) and code[k + 1][1]
+            if not m and beside and held[x] == shown[x] == 1 and answer[x] > 1 and len(x) >= MIN_TWICE \
+                    and not is_trivial(x):
+                return x
+        return None
 
     def first_change(self, at_head: bool) -> int:
         """How many non-blank lines the answer keeps as written at the section's start (end) before
@@ -235,6 +278,13 @@ class SectionEdit:
         if not at_head:
             a, b = a[::-1], b[::-1]
         return next((n for n, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+    def drops_lines(self) -> bool:
+        """The answer leaves out some of the section's non-blank lines (deleted, or replaced by fewer)."""
+        a = [x.strip() for x in self.orig if not is_blank(x)]
+        b = [x.strip() for x in self.merged if not is_blank(x)]
+        ops = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+        return any(tag in ("delete", "replace") and i2 - i1 > j2 - j1 for tag, i1, i2, j1, j2 in ops)
 
     def blank_lines_changed(self) -> bool:
         """The answer has more or fewer blank lines than the section between two lines that follow
@@ -252,7 +302,8 @@ class SectionEdit:
         """A definition the snippet shows whole (no marker inside), whose header the section does
         not hold, and whose last lines are the block the section starts in (its lines up to the
         first one less indented than its first line, that closer included; one of them may be
-        edited, and one that is not trivial stands as written): the section starts inside it."""
+        edited, and one that is not trivial stands as written), or that block whole inside it:
+        the section starts inside it."""
         first = self.cuts.first
         depth = len(indent_of(self.orig[first])) if 0 <= first < len(self.orig) else 0
         if not depth:
@@ -269,13 +320,43 @@ class SectionEdit:
         for u in self.upd_defs:
             if u.header in held or any(flags[u.node_start:u.end + 1]):
                 continue
-            tail = [x.strip() for x in self.upd[u.node_start:u.end + 1] if not is_blank(x)][-len(block):]
+            body = [x.strip() for x in self.upd[u.node_start:u.end + 1] if not is_blank(x)]
+            if self._head_body_shown_in(u, body, depth):
+                return u
+            if len(block) >= 2 and any(not is_trivial(x) for x in block) and \
+                    any(body[k:k + len(block)] == block for k in range(1, len(body) - len(block) + 1)):
+                return u  # the block stands inside it as written (an `if` of the method cut above)
+            tail = body[-len(block):]
             same = [a == b for a, b in zip(tail, block)]
             if len(block) >= 2 and len(tail) == len(block) and sum(not x for x in same) <= 1 and \
                     all(x or similar(a, b) for x, a, b in zip(same, tail, block)) and \
                     any(x and not is_trivial(b) for x, b in zip(same, block)):
                 return u
         return None
+
+    def _head_body_shown_in(self, u: Definition, body: list[str], depth: int) -> bool:
+        """The section's first lines, down to the first one no deeper than `u`'s header (the rest of
+        a body cut above), are mostly `u`'s own lines (half of those not trivial, two at least):
+        the section starts inside `u`, which the snippet restates edited (a Java method whose
+        header and first lines are above the cut)."""
+        h = len(indent_of(self.upd[u.node_start]))
+        if depth <= h:
+            return False
+        head = []
+        for x in self.orig[self.cuts.first:]:
+            if is_blank(x):
+                continue
+            if len(indent_of(x)) <= h:
+                break
+            head.append(x.strip())
+        code = [x for x in head if not is_trivial(x)]
+        shown = sum(x in set(body) for x in code)
+        if shown < 2 or 2 * shown < len(code):
+            return False
+        # and the answer keeps them beside `u`'s copy: more of them than the section holds
+        held = Counter(x.strip() for x in self.orig if not is_blank(x))
+        answer = Counter(x.strip() for x in self.merged if not is_blank(x))
+        return any(answer[x] > held[x] for x in code if x in body)
 
     def comment_across_edge(self, at_head: bool) -> str | None:
         """The comment line the snippet shows right above the section's first line (below its last)
@@ -387,6 +468,16 @@ def _less(lines: list[str], own: list[str]) -> list[str]:
         else:
             out.append(x)
     return out[:max(0, len(lines) - len(own))]
+
+
+def _held_in_place(lines: list[str], code: list[str], held: Counter) -> bool:
+    """`lines` (from the edge) stand together in `code` (the section's lines from the edge, up to
+    the region's next anchor), one of them held once: the region's edge lines are the section's
+    own, in place, and no reading puts them beyond the cut."""
+    n = len(lines)
+    if not any(held[x] == 1 and not is_trivial(x) for x in lines):
+        return False
+    return any(code[j:j + n] == lines for j in range(len(code) - n + 1))
 
 
 def edge_runs(orig: list[str], at_head: bool) -> list[list[str]]:

@@ -86,12 +86,23 @@ def _replace(u: Definition, o: Definition, u_lines: list[str], orig_lines: list[
                 problems.append(f"cannot place the members shown for `{u.name}`")
             return False
         return True
-    shifted = reindent(u_lines[u.start:u.end + 1], u_lines[u.node_start], orig_lines[o.node_start])
+    shifted = reindent(u_lines[u.start:u.end + 1], _indented_line(u, u_lines), _indented_line(o, orig_lines))
     if shifted is None:
         problems.append(f"cannot re-indent `{u.name}` to its place in the original")
         return False
     edits.append((o.start, o.end + 1, restate(u, shifted, o, orig_lines)))
     return True
+
+
+def _indented_line(d: Definition, lines: list[str]) -> str:
+    """The line whose indentation is the definition's: its first line, unless the node starts past
+    that line's indentation (a section cut inside a doc comment parses the comment's words as the
+    start of the method below it), then the line of its signature."""
+    line = lines[d.node_start]
+    start = getattr(d.node, "start_point", None)
+    if start is None or start[1] <= len(indent_of(line)) or not d.signature:
+        return line
+    return next((x for x in lines[d.node_start:d.end + 1] if x.strip() == d.signature), line)
 
 
 def _insert_new(n: int, u: Definition, matched: list[tuple[Definition, Definition | None]], u_lines: list[str],

@@ -12,6 +12,8 @@ the loopback-only guard (`python no_egress.py run.py JOBS.json RESULTS.json`):
                   "content": "<code>"}])` against OLLAMA_HOST, then `"<code>" + content`, the text up to the
                   first </code>, and `file_content.replace(original_code.strip(), edited_code.strip())`
 
+  ollama-discovery  the same library's list() and show(model): the model discovery its clients do first
+
 JOBS.json: {jobs: [{id, client, original, update, section?}]} (`section`: the original_code the tool gets,
 a part of the file; default the whole file). Each job edits its own copy of the file in a directory of
 its own (fastapply-mcp edits only files under its working directory).
@@ -94,6 +96,18 @@ def osmosis(job: dict, workdir: Path) -> dict:
             "disk": _read(target)}
 
 
+def ollama_discovery(job: dict, workdir: Path) -> dict:
+    """What Ollama clients ask before they send a prompt (Continue's `ollama` provider asks /api/show):
+    the library's typed answers, which it validates, for a name the server does not know."""
+    import ollama
+
+    listed = ollama.list()
+    shown = ollama.show(job.get("model", "Osmosis/Osmosis-Apply-1.7B"))
+    return {"ok": True, "models": [m.model for m in listed.models], "template": shown.template,
+            "family": shown.details.family if shown.details else None,
+            "capabilities": list(shown.capabilities or []), "model_info": dict(shown.modelinfo or {})}
+
+
 def _read(path: Path) -> str:
     with open(path, encoding="utf-8", newline="") as f:  # bytes as they are: no newline translation
         return f.read()
@@ -104,7 +118,7 @@ def _write(path: Path, text: str) -> None:
         f.write(text)
 
 
-CLIENTS = {"fastapply-mcp": fastapply_mcp, "osmosis": osmosis}
+CLIENTS = {"fastapply-mcp": fastapply_mcp, "osmosis": osmosis, "ollama-discovery": ollama_discovery}
 
 
 def main() -> None:

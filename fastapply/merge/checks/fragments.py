@@ -166,6 +166,18 @@ def unmarked_start_not_held(ctx: SectionEdit) -> str | None:
     return None
 
 
+def markerless_end_beyond_cut(ctx: SectionEdit) -> str | None:
+    """The request says the original is a section (`Cuts.said`), and a snippet without markers ends
+    with a line the section does not hold, which the answer ends with
+    (`SectionEdit.markerless_end_unheld`): the snippet restates the file past the section's last
+    line, and the client's splice would hold those lines twice."""
+    line = ctx.markerless_end_unheld() if ctx.cuts.said else None
+    if line is None:
+        return None
+    return (f"send the lines below the section too (the snippet ends with `{line[:WIDTH]}`, which the section "
+            "does not hold), or the whole file")
+
+
 def edge_region_out_of_order(ctx: SectionEdit) -> str | None:
     """The request says the original is a section (`Cuts.said`), and the snippet's first (last)
     region shows two lines the section holds once each in the other order: some of them are
@@ -190,6 +202,18 @@ def header_written_twice(ctx: SectionEdit) -> str | None:
         return None
     return (f"send the whole of `{header[:WIDTH]}`, or the whole file: the answer would hold it twice (the snippet's "
             "copy beside the section's, which the section may hold only in part)")
+
+
+def edge_line_written_twice(ctx: SectionEdit) -> str | None:
+    """The request says the original is a section (`Cuts.said`), and the answer holds twice a line
+    that the snippet shows once next to a marker and the section holds once
+    (`SectionEdit.edge_line_twice`): the snippet's region went beside that line instead of onto it,
+    placed by look-alikes, likely because its other lines stand beyond the cut."""
+    line = ctx.edge_line_twice() if ctx.cuts.said else None
+    if line is None:
+        return None
+    return (f"send the lines around the section too, or the whole file: the answer would hold `{line[:WIDTH]}` "
+            "twice, the snippet's copy beside the section's (do the snippet's other lines stand beyond the cut?)")
 
 
 def definition_restated_around_head(ctx: SectionEdit) -> str | None:
