@@ -37,13 +37,14 @@ from test_relace_client import (
     TOKEN,
     UPDATE,
     ensure_harness,
+    exact_answers,
     inflight,
     metrics_url,
     slow_server,
     structural_server,
 )
 
-from evals.http_clients import Case, node_job, reference, run_harness
+from evals.http_clients import Case, node_job, run_harness
 from evals.morph_clients import egress_attempts
 
 # Continue's other apply paths and Ollama's generate: the prompts clients send to open apply models.
@@ -66,12 +67,7 @@ def run(tmp_path_factory):
 
 
 def test_the_apply_step_streams_every_answered_case_exactly_with_usage(run):
-    answered = [(i, c) for i, c in enumerate(run["cases"]) if c.expected is not None]
-    assert len(answered) == 8
-    for i, case in answered:
-        res = run["results"][f"continue-openai:{i}"]
-        assert res["ok"], (case.id, res.get("error"))
-        assert res["merged"] == reference(case, "continue-openai"), case.id  # byte for byte
+    for _, res in exact_answers(run, "continue-openai"):
         # the adapter asked for usage (stream_options.include_usage) and read it from the last chunk
         assert res["usage"]["total_tokens"] == res["usage"]["prompt_tokens"] + res["usage"]["completion_tokens"]
 
@@ -91,12 +87,7 @@ def test_the_apply_step_shows_a_refusal_with_what_to_resend_and_its_reasons(run)
 def test_the_open_model_prompts_stream_every_answered_case_exactly(run, client):
     """The default prompt's prefilled fence is not repeated (the answer is the file, bare); the
     completions and Ollama's generate answer the template's prompt the same way."""
-    answered = [(i, c) for i, c in enumerate(run["cases"]) if c.expected is not None]
-    assert len(answered) == 8
-    for i, case in answered:
-        res = run["results"][f"{client}:{i}"]
-        assert res["ok"], (case.id, res.get("error"))
-        assert res["merged"] == reference(case, client), case.id  # byte for byte
+    for _, res in exact_answers(run, client):
         if not client.startswith("continue-completions"):  # the completions stream asked for no usage
             assert res["usage"]["completion_tokens"] > 0, res["usage"]
     if client == "ollama-generate":

@@ -114,16 +114,11 @@ class SectionEdit:
         The merge would read such a line as new code or pair it with a look-alike inside
         (`@MaxLength(80)` / `company?: string;` read as an edit of `jobTitle?: string;`; a `from {`
         of the keyframes above the cut)."""
-        flags = marker_flags(self.upd, self.orig)
-        rows = [i for i, x in enumerate(self.upd) if not is_blank(x)]
-        code = [x.strip() for x in self.orig if not is_blank(x)]
-        if not at_head:
-            rows, code = rows[::-1], code[::-1]
-        k = next((n for n, i in enumerate(rows) if not flags[i]), len(rows))
-        if k == 0 or k == len(rows):
+        edge = self._marked_edge_region(at_head)
+        if edge is None:
             return None  # no marker beyond it: the snippet starts (ends) at the section's edge
-        region = [self.upd[i].strip() for i in rows[k:k + next((n for n, i in enumerate(rows[k:]) if flags[i]),
-                                                                 len(rows) - k)]]
+        region = [x.strip() for x in edge]
+        code = [x.strip() for x in self.orig if not is_blank(x)][::1 if at_head else -1]
         held = Counter(code)
 
         def anchors(line: str) -> bool:
@@ -204,18 +199,25 @@ class SectionEdit:
         it and the answer starts (ends) with the snippet's first (last) lines, up to `EDGE_RUN` of
         them: that marker stands for nothing in the section, so for lines beyond the cut, and the
         region's edge lines may be the file's own there, paired with look-alikes inside."""
+        edge = self._marked_edge_region(at_head)
+        if edge is None:
+            return None
+        shown = [x.strip() for x in edge]
+        code = [x.strip() for x in self.merged if not is_blank(x)][::1 if at_head else -1]
+        n = min(EDGE_RUN, len(shown))
+        return edge[0] if code[:n] == shown[:n] else None
+
+    def _marked_edge_region(self, at_head: bool) -> list[str] | None:
+        """The non-blank lines of the snippet's first (last) region, from the edge inward, where a
+        marker stands before (after) it; None where the snippet starts (ends) with code, or is
+        markers only."""
         flags = marker_flags(self.upd, self.orig)
-        rows = [i for i, x in enumerate(self.upd) if not is_blank(x)]
-        code = [x.strip() for x in self.merged if not is_blank(x)]
-        if not at_head:
-            rows, code = rows[::-1], code[::-1]
+        rows = [i for i, x in enumerate(self.upd) if not is_blank(x)][::1 if at_head else -1]
         k = next((n for n, i in enumerate(rows) if not flags[i]), len(rows))
         if k == 0 or k == len(rows):
             return None
-        shown = [self.upd[i].strip() for i in rows[k:k + next((n for n, i in enumerate(rows[k:]) if flags[i]),
-                                                                len(rows) - k)]]
-        n = min(EDGE_RUN, len(shown))
-        return self.upd[rows[k]] if code[:n] == shown[:n] else None
+        end = next((n for n in range(k, len(rows)) if flags[rows[n]]), len(rows))
+        return [self.upd[i] for i in rows[k:end]]
 
     def unmarked_start_unheld(self, at_head: bool) -> str | None:
         """The snippet's first (last) line, where no marker stands before (after) it and the snippet
