@@ -19,7 +19,7 @@ from fastapply import judge as judge_mod
 from fastapply.edit_checks import check_edit_applied
 from fastapply.languages import detect_language, grammar_problem
 from fastapply.markers import marker_flags, split_inline
-from fastapply.merge import MergeResult, merge_text, structural_merge
+from fastapply.merge import MergeResult, deadline, merge_text, structural_merge
 from fastapply.merge.core import INPUT_CHECK
 from fastapply.merge.fragment import SECTION_CHECK, SECTION_KIND
 from fastapply.merge.readings import describe as describe_readings
@@ -43,6 +43,11 @@ from fastapply.validate import validate
 # on one core, 45 s for 15 MB), and a server runs it on a request thread: a bigger request is
 # refused at once (`too_long`) instead of holding a core. Real source files are far smaller.
 MAX_MERGE_CHARS = 1 << 20  # original + update, in characters (~1 MB)
+
+# Seconds the resend hints of one refusal may take, all their merges together. The hints are
+# bounded by a count of tries (`refusal.MAX_HINT_TRIES`: the same answer on every machine); this is
+# the safety net where each try costs seconds. Past it the hints found so far are kept.
+HINT_SECONDS = 2 * deadline.MERGE_SECONDS
 
 
 # `auto`'s generation after a refusal: a model that writes more tokens than this that no draft (a
@@ -102,7 +107,11 @@ def refusal(merge: MergeResult, req: ApplyRequest, prefix: str = "structural mer
     if merge.check in (INPUT_CHECK, SECTION_CHECK):  # the input itself, a section cut: its reason says what to send
         hints, hint = [], merge.reasons[0][:1].upper() + merge.reasons[0][1:] + "."
     else:
-        hints = context_hints(req.original, req.update, texts, _merged_text(merge.language, req.path, req.section))
+        # one deadline over every hint's merge (each keeps the outer one): a safety net where each
+        # try costs seconds (a 764-line Rust file whose placement tries 1.3 s: 16 s of hints before)
+        with deadline.limit(HINT_SECONDS):
+            hints = context_hints(req.original, req.update, texts, _merged_text(merge.language, req.path, req.section),
+                                  stop=deadline.expired)
         hint = hint_line(req.original, req.update, hints, len(texts))
     message = hint + "\n" + prefix + "; ".join(reasons) + " [" + describe_readings(merge.readings) + "]"
     return ApplyError(code, message, reasons, [(r.how, r.text) for r in merge.readings], hint, hints)

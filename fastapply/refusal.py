@@ -219,11 +219,13 @@ def _original_lines(orig: list[str], added: list[str]) -> tuple[int, int]:
 
 
 def context_hints(original: str, update: str, readings: Sequence[str],
-                  merge: Callable[[str, str], str | None], max_tries: int = MAX_HINT_TRIES) -> list[Hint]:
+                  merge: Callable[[str, str], str | None], max_tries: int = MAX_HINT_TRIES,
+                  stop: Callable[[], bool] = lambda: False) -> list[Hint]:
     """For each reading (the first `MAX_HINTED_READINGS`), the fewest lines of it that, added above or
     below one snippet region, make `merge(original, snippet)` answer exactly that reading; at most
     `max_tries` merges per reading. The sides nearest where the readings part are tried first,
-    with `HINT_SIZES` lines each. Readings with no such lines found get no hint."""
+    with `HINT_SIZES` lines each. Readings with no such lines found get no hint. `stop()` true: no
+    more tries (the caller's time is up), the hints found so far kept."""
     regions = snippet_regions(original, update)
     orig = original.splitlines()
     split = [text.splitlines() for text in readings[:MAX_HINTED_READINGS]]
@@ -234,7 +236,7 @@ def context_hints(original: str, update: str, readings: Sequence[str],
             head, tail = _shared_ends([orig, lines])
         sides = _sides_nearest(regions, lines, head, len(lines) - tail)
         hint = _first_hint(original, update, text, lines, orig, sides, merge, r_index, max_tries,
-                           marker_line(original, update))
+                           marker_line(original, update), stop)
         if hint is not None:
             hints.append(hint)
     return hints
@@ -265,8 +267,9 @@ def _sides_nearest(regions: list[_Region], lines: list[str], lo: int, hi: int) -
     return [(region, side, first, last) for _, _, side, region, first, last in sides]
 
 
-def _first_hint(original, update, text, lines, orig, sides, merge, r_index, max_tries, marker) -> Hint | None:
+def _first_hint(original, update, text, lines, orig, sides, merge, r_index, max_tries, marker, stop) -> Hint | None:
     tries = 0
+    merge = _unless(stop, merge)
     if marker is not None:  # a region at the snippet's edge without a marker: the code goes on?
         for region, side, first, last in sides:
             if (region.marker_after if side == "below" else region.marker_before) or tries >= max_tries:
@@ -294,6 +297,11 @@ def _first_hint(original, update, text, lines, orig, sides, merge, r_index, max_
             if merge(original, _with_context(update, region, side, added)) == text:
                 return Hint(r_index, region.index, side, tuple(added), _original_lines(orig, added))
     return None
+
+
+def _unless(stop: Callable[[], bool], merge: Callable[[str, str], str | None]) -> Callable[[str, str], str | None]:
+    """`merge`, answering None without merging once `stop()` is true."""
+    return lambda original, update: None if stop() else merge(original, update)
 
 
 def with_hint(update: str, original: str, hint: Hint) -> str:

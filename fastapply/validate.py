@@ -39,7 +39,7 @@ from fastapply.languages import BY_NAME, bracket_balance, detect_language, error
 from fastapply.markers import INLINE_MARKER, marker_flags, reads_like_elision
 from fastapply.memo import per_thread_lru
 from fastapply.merge.checks import SECTION_CHECKS, named_refusal
-from fastapply.merge.fragment import SECTION_KIND, Cuts, closed_errors, find_cuts, new_errors
+from fastapply.merge.fragment import BESIDE_CUT, SECTION_KIND, Cuts, closed_errors, find_cuts, new_errors
 from fastapply.merge.section import section_edit
 from fastapply.merge.text import CLOSERS
 from fastapply.types import Finding
@@ -183,7 +183,13 @@ def _section_findings(original: str, update: str, merged: str, lang: str | None,
     last lines, and on an original cut inside a block (`merge/fragment.py`); a grammar is not needed."""
     edit = section_edit(original.splitlines(), update.splitlines(), merged.splitlines(), lang, cuts, broken)
     found = named_refusal(SECTION_CHECKS, edit) if edit is not None else None
-    return [Finding(SECTION_KIND, found[1], "error")] if found else []
+    if not found:
+        return []
+    reason = found[1]
+    if cuts.unasked:  # nobody said "section": say what in the text did (once, where a rule names the edge)
+        why = f"read as a section of a file: {cuts.why_unasked}"
+        reason = reason.replace(f"({BESIDE_CUT})", f"({why})") if BESIDE_CUT in reason else f"{reason} ({why})"
+    return [Finding(SECTION_KIND, reason, "error")]
 
 
 # a line that is one outer attribute, decorator or annotation (`#![...]` applies to what encloses it)

@@ -78,6 +78,19 @@ def test_a_hint_is_only_given_where_the_merge_confirms_it():
     assert line.startswith("Resend the snippet with more unchanged lines")
 
 
+def test_hints_stop_trying_when_the_caller_says_time_is_up():
+    """The hints' merges stop once `stop()` says so (the pipeline's `HINT_SECONDS` deadline), for
+    every reading: a refusal whose tries each cost seconds does not take a minute to answer."""
+    calls = []
+
+    def never(original, update):
+        calls.append(update)
+        return None
+
+    hints = context_hints(ORIGINAL, TIED, [IN_F, IN_G], never, max_tries=5, stop=lambda: len(calls) >= 2)
+    assert hints == [] and len(calls) == 2
+
+
 def test_a_region_at_the_snippet_edge_without_a_marker_gets_a_marker_hint():
     original = "import os\n\n\ndef f():\n    return 1\n\n\ndef g():\n    return 2\n\n\ndef h():\n    return 3\n"
     # no marker after `def g()`'s region, which is not at the end of the file: keep or delete below?

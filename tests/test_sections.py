@@ -28,7 +28,9 @@ from fastapply.api import Applier, ApplyError, ApplyRequest
 from fastapply.httpapi.parse import chat_call, ollama_chat_call, relace_call
 from fastapply.languages import parse
 from fastapply.merge import structural_merge
-from fastapply.merge.fragment import SAID, SECTION_CHECK, SECTION_KIND, find_cuts
+from fastapply.merge.checks.fragments import unheld_line_at_marked_edge
+from fastapply.merge.fragment import BESIDE_CUT, SAID, SECTION_CHECK, SECTION_KIND, find_cuts
+from fastapply.merge.section import section_edit
 from fastapply.validate import validate
 
 GO = """package retry
@@ -241,11 +243,20 @@ def test_cuts_are_read_from_the_text():
         section = _lines(text, a, b)
         return find_cuts(section.splitlines(), lang, parse(lang, section))
 
-    assert cuts("go", GO, 6, 22).head and not cuts("go", GO, 6, 22).tail  # a `}` closes a bracket from above
+    go = cuts("go", GO, 6, 22)  # a `}` closes a bracket from above: a section, so its clean end is a cut too
+    assert go.head_in_text and go.tail == BESIDE_CUT and go.said
     assert cuts("go", GO, 0, 8).tail  # `func Backoff(...) {` left open
     assert cuts("python", PY, 4, 17).head  # starts indented deeper than the lines after
     assert cuts("java", JAVA, 9, 22).head  # starts indented, a `}` closes the class
     assert cuts("python", PY, 8, 17).head  # starts with a blank line
+    # blank edge lines, and a bracket left open in a file tree-sitter mostly fails to parse: a whole
+    # file may have either, so its edges read as cuts of their own, not as the word that it is a section
+    for text in ("\n" + JAVA + "\n", JAVA + "\n", "\n" + JAVA):
+        blank = find_cuts(text.splitlines(), "java", parse("java", text))
+        assert blank.fragment and not blank.said, repr(text[:9])
+    broken = "describe('a', () => {\n  test('b', () => {\n    run();\n  });\n}\n"  # `});` written `}`
+    cuts_broken = find_cuts(broken.splitlines(), "javascript", parse("javascript", broken))
+    assert cuts_broken.tail and not cuts_broken.said
 
 
 def test_a_fragment_parses_no_worse_where_its_errors_are():
@@ -459,8 +470,7 @@ FLAG_REFUSED = [
 
 # Cases whose section's edges look like a file's: read from the text alone, the merge takes them.
 MERGED_WITHOUT_FLAG = {"go-lines-above", "rust-lines-above", "ts-lines-above", "py-lines-above", "java-lines-above",
-                       "go-code-below", "rust-code-below", "py-code-below", "py-partial-definition",
-                       "json-look-alike-below"}
+                       "go-code-below", "rust-code-below", "py-code-below", "py-partial-definition"}
 
 
 @pytest.mark.parametrize("name, lang, text, a, b, snippet", FLAG_REFUSED, ids=[c[0] for c in FLAG_REFUSED])
@@ -472,6 +482,11 @@ def test_told_it_is_a_section_the_merge_refuses_what_may_stand_beyond_its_cuts(n
     assert "or the whole file" in res.reasons[0]
     if name in MERGED_WITHOUT_FLAG:  # the text alone shows no cut: today's reading merges it
         assert structural_merge(section, snippet, lang).ok
+    elif find_cuts(section.splitlines(), lang, parse(lang, section)).said:
+        # the text shows a cut (it starts inside a block): read as a section unasked, and it says why
+        unasked = structural_merge(section, snippet, lang).reasons[0]
+        assert "(read as a section of a file: " in unasked and unasked.count("(") <= res.reasons[0].count("(") + 1
+        assert unasked.split(" (")[0] == res.reasons[0].split(" (")[0], unasked
 
 
 def test_the_reason_says_what_to_send_first():
@@ -481,7 +496,7 @@ def test_the_reason_says_what_to_send_first():
 
 
 # (id, language, file, first row, end row, snippet, the expected section): clear of both cuts
-FLAG_EXACT = [c for c in EXACT if c[0] != "go-clear"] + [
+FLAG_EXACT = EXACT + [
     ("go-clear-context-first", "go", GO, 6, 22, "// ... existing code ...\n\t\t}\n\t\ttime.Sleep(Backoff(i + 1))\n"
      "\t}\n\treturn err\n}\n", _lines(GO, 6, 22).replace("Backoff(i))", "Backoff(i + 1))")),
     # the region's lines after its anchor are edited (fewer closers than the section's), and the
@@ -503,13 +518,111 @@ def test_told_it_is_a_section_a_snippet_clear_of_the_cuts_merges_exactly(name, l
     assert res.text == expected
 
 
-def test_an_edited_line_right_after_the_first_marker_may_be_the_line_above_the_cut():
-    """Told it is a section, a snippet whose first line after its marker is an edited one is refused:
-    that line may be the file's own above the section, paired with a look-alike inside."""
-    name, lang, text, a, b, snippet, _ = next(c for c in EXACT if c[0] == "go-clear")
-    assert structural_merge(_lines(text, a, b), snippet, lang).ok
+TS_JOBS = """import { db } from './db'
+
+export async function transferJob(id: number, to: string) {
+  const tx = await db.begin()
+  await tx.run('UPDATE jobs SET owner = ? WHERE id = ?', to, id)
+  await record(tx, 'job.transfer', id)
+  return tx.commit()
+}
+
+export async function purgeJob(id: number) {
+  const tx = await db.begin()
+  await tx.run('DELETE FROM jobs WHERE id = ?', id)
+  await tx.run('DELETE FROM runs WHERE job = ?', id)
+  await record(tx, 'job.purge', id)
+  return tx.commit()
+}
+
+export async function record(tx: Tx, action: string, id: number) {
+  await tx.run('INSERT INTO audit VALUES (?, ?)', action, id)
+}
+"""
+
+TS_SWITCH = """export function run(cmd: string, rest: string[]): number {
+  switch (cmd) {
+    case 'push':
+      if (!push(rest)) {
+        console.error('push: failed')
+        return 1
+      }
+      break
+    case 'gc':
+      if (!gc(rest)) {
+        console.error('gc: failed')
+        return 1
+      }
+      break
+    case 'fsck':
+      if (!fsck(rest)) {
+        console.error('fsck: failed')
+        return 1
+      }
+      break
+    case 'verify':
+      if (!verify(rest)) {
+        console.error('verify: failed')
+        return 1
+      }
+      break
+    default:
+      return 2
+  }
+  return 0
+}
+"""
+
+PY_TIMEOUTS = """import time
+
+
+def wait_for(check, attempts=5):
+    for i in range(attempts):
+        if check():
+            return True
+        time.sleep(backoff(i))
+    return False
+
+
+def backoff(i):
+    return min(2 ** i, 30)
+"""
+
+
+def test_told_it_is_a_section_a_line_edited_in_place_past_the_first_marker_merges():
+    """Told it is a section, a snippet whose first line after its marker is an edit of the section's
+    line there, one line edited inside one function and clear of the cut: the marker stands for the
+    section's lines above it, so the merge answers (it used to refuse: that line might have been
+    the file's own above the cut). Read from its text, this Python section shows no cut and merges
+    the same."""
+    section = _lines(PY_TIMEOUTS, 3, 14)  # `def wait_for` to the end: clear of the cut
+    snippet = "# ... existing code ...\n        time.sleep(backoff(i) / 2)\n    return False\n# ... existing code ...\n"
+    expected = section.replace("time.sleep(backoff(i))", "time.sleep(backoff(i) / 2)")
+    res = structural_merge(section, snippet, "python", section=True)
+    assert res.ok, res.reasons
+    assert res.text == expected
+
+
+# (id, language, file, first row, end row, snippet): edited lines past the first marker that read as
+# well as the file's own lines above the cut (a look-alike of the section's), refused when told
+FLAG_LOOK_ALIKE_REFUSED = [
+    # the end of `transferJob` above the cut, then `record`: `purgeJob` deleted. The region reaches
+    # `record`'s header from the lines before it, so it is no edit of `purgeJob`'s end in place.
+    ("ts-function-end-above-cut", "typescript", TS_JOBS, 9, 21,
+     "// ... existing code ...\n  await record(tx, 'job.transfer', id)\n  return tx.commit()\n}\n\n"
+     "export async function record(tx: Tx, action: string, id: number) {\n// ... existing code ...\n"),
+    # one edited line, but within `EDGE_RUN` lines of the cut
+    ("py-edit-next-to-cut", "python", PY_TIMEOUTS, 5, 14,
+     "# ... existing code ...\n        if check(i):\n            return True\n# ... existing code ...\n"),
+]
+
+
+@pytest.mark.parametrize("name, lang, text, a, b, snippet", FLAG_LOOK_ALIKE_REFUSED,
+                         ids=[c[0] for c in FLAG_LOOK_ALIKE_REFUSED])
+def test_told_it_is_a_section_edited_lines_that_may_stand_above_the_cut_are_refused(name, lang, text, a, b, snippet):
     res = structural_merge(_lines(text, a, b), snippet, lang, section=True)
-    assert res.check == SECTION_CHECK and res.reasons[0].startswith("send the lines above the section too")
+    assert not res.ok, (name, res.text)
+    assert res.check == SECTION_CHECK and res.reasons[0].startswith("send the lines above the section too"), res.reasons
 
 
 def test_both_edges_are_cuts_when_the_request_says_so():
@@ -692,14 +805,16 @@ JS_CALLBACK = """    // Old: pass the state as it was read. In the asynchronous 
 def test_told_it_is_a_section_an_edge_line_written_twice_is_refused():
     """The snippet's region is a `}` above the cut, a new call, and a comment the section holds once:
     placed by the `}` of an `if` further down and a look-alike call there, the answer would hold the
-    comment twice. Told it is a section, refused; read as a whole file, that placement stands."""
+    comment twice. Told it is a section, refused; read from its text (it starts indented: cut), the same."""
     snippet = (G + "    }\n    onDone?.(get(), undefined)\n\n"
                "    // The callback may have changed the state: read it again.\n" + G)
     res = structural_merge(JS_CALLBACK, snippet, "typescript", section=True)
     assert not res.ok and res.check == SECTION_CHECK
     assert res.reasons[0].startswith("send the lines around the section too, or the whole file: the answer would "
                                      "hold `// The callback may have changed the state: read it again.` twice")
-    assert structural_merge(JS_CALLBACK, snippet, "typescript").ok
+    unasked = structural_merge(JS_CALLBACK, snippet, "typescript").reasons[0]
+    assert unasked.startswith(res.reasons[0]) and unasked.endswith("(read as a section of a file: line 10 "
+                                                                   "closes a bracket opened above it)"), unasked
 
 
 def test_told_it_is_a_section_a_markerless_snippet_ending_past_its_last_line_is_refused():
@@ -713,3 +828,65 @@ def test_told_it_is_a_section_a_markerless_snippet_ending_past_its_last_line_is_
     assert res.reasons[0].startswith("send the lines below the section too (the snippet ends with "
                                      "`export default Box;`"), res.reasons
     assert structural_merge(section, snippet, "javascript").text == snippet
+
+
+def test_the_section_rule_reads_several_edited_lines_as_a_look_alike_block_beyond_the_cut():
+    """The rule itself, on the answer that reads the snippet's `case 'push':` block as an edit of
+    the section's `fsck` block in place: three lines each like the section's are as well the file's
+    own block above the cut (the section's `fsck` deleted), so it names the first of them; with one
+    line edited (`console.error('fsck: broken')`) the same answer stands."""
+    section = _lines(TS_SWITCH, 8, 31)  # from `case 'gc':`, `EDGE_RUN` lines above the `fsck` block
+    orig = section.splitlines()
+    cuts = find_cuts(orig, "typescript", parse("typescript", section), section=True)
+    block = ["    case 'push':", "      if (!push(rest)) {", "        console.error('push: failed')"]
+    one = ["    case 'fsck':", "      if (!fsck(rest)) {", "        console.error('fsck: broken')"]
+    at = orig.index("    case 'fsck':")
+    for lines, refused in ((block, True), (one, False)):
+        upd = ["    // ... existing code ..."] + lines + orig[at + 3:at + 7] + ["      // ... existing code ..."]
+        merged = orig[:at] + lines + orig[at + 3:]
+        ctx = section_edit(orig, upd, merged, "typescript", cuts)
+        found = unheld_line_at_marked_edge(ctx)
+        assert (found is not None) == refused, (lines, found)
+        if refused:
+            assert found.startswith("send the lines above the section too (the snippet shows `case 'push':`")
+
+
+TS_ARGS = """export function validate(args: string[]): string | null {
+  for (const a of args) {
+    if (!a) {
+      return 'empty argument'
+    }
+  }
+  return null
+}
+
+// Arbitrary accepts anything.
+export function arbitrary(args: string[]): string | null {
+  return null
+}
+
+// Minimum requires at least n args.
+export function minimum(n: number) {
+  return (args: string[]) => (args.length < n ? `need ${n}` : null)
+}
+"""
+
+
+def test_a_section_whose_text_shows_one_cut_is_read_as_a_section_at_both_edges():
+    """Nothing in the request says it is a section, but its first line is indented inside a block
+    (a cut): its last line, a comment that looks like a file's end, may be a cut too. The snippet
+    ends with the function below that comment, no marker after it: read as a whole file, the merge
+    wrote it below the section's last line, and the client's splice held it twice. Read as a
+    section at both edges, refused with what to send."""
+    section = _lines(TS_ARGS, 2, 10)  # `if (!a) {` .. `// Arbitrary accepts anything.`
+    cuts = find_cuts(section.splitlines(), "typescript", parse("typescript", section))
+    assert cuts.head_in_text and cuts.tail == BESIDE_CUT and cuts.said
+    snippet = ("// ... existing code ...\n  return null\n}\n\n// unique rejects repeated args.\n"
+               "export function unique(args: string[]): string | null {\n"
+               "  return new Set(args).size === args.length ? null : 'repeated argument'\n}\n\n"
+               "// Arbitrary accepts anything.\nexport function arbitrary(args: string[]): string | null {\n"
+               "  return null\n}\n")
+    res = structural_merge(section, snippet, "typescript")
+    assert not res.ok, res.text
+    assert res.check == SECTION_CHECK and res.reasons[0].startswith("send the lines below the section too"), res.reasons
+    assert res.reasons[0].endswith("(read as a section of a file: line 4 closes a bracket opened above it)")

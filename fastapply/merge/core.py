@@ -14,7 +14,7 @@ from fastapply.languages import detect_language, parse, unparsable
 from fastapply.markers import comment_read_as_marker, marker_flags
 from fastapply.merge.anchor import Region
 from fastapply.merge.fold import fold_shown_wrap, keeps_snippet_lines
-from fastapply.merge.fragment import SECTION_CHECK, SECTION_KIND
+from fastapply.merge.fragment import SECTION_CHECK, SECTION_KIND, find_cuts
 from fastapply.merge.inline import fill_inline_markers
 from fastapply.merge.lineplace import line_readings, merge_lines
 from fastapply.merge.members import merge_members
@@ -188,6 +188,9 @@ def _read(original: str, update: str, lang: str | None, section: bool = False) -
     # has no definitions to place by, and error counts check little in it: it is placed by line
     # anchors only, and validate also compares its bracket balance (measured: RESULTS.md).
     broken = tree is not None and bool(original.strip()) and unparsable(tree, original)
+    # an original whose text shows a cut at either edge is a section of a file, whatever the request
+    # says: `validate` reads both its edges as cuts (`fragment.BESIDE_CUT`), and here too
+    cut = section or find_cuts(orig_lines, lang, tree).said
 
     upd_lines, problems = fill_inline_markers(upd_lines, orig_lines)
     flags = marker_flags(upd_lines, orig_lines)
@@ -198,7 +201,7 @@ def _read(original: str, update: str, lang: str | None, section: bool = False) -
     regions, n_markers = split_regions(upd_lines, flags)
     if not regions:
         return _refuse(["the snippet has no content besides markers"], lang)
-    if section and regions[0].marker_before:
+    if cut and regions[0].marker_before:
         # the leading marker stands for lines above the section too, and a section starts where the
         # client cut it (inside a block): the depth of its first line says nothing of the marker's
         # care, so it makes no loose writer (`lineplace._loose_markers`) of a careful one

@@ -12,7 +12,9 @@ above it; end with a bracket left open, a line that goes on (`:`, `,`), or a bla
 that says the original is a section (`ApplyRequest.section`: the HTTP front-end sets it for the
 clients known to send one) has both edges cut, whatever the text looks like (`SAID`): from the
 text alone a section's clean edge (a top-level `import`, a Python section ending in a function's
-body) looks exactly like a file's.
+body) looks exactly like a file's. So an original whose text shows a cut at one edge is merged as
+such a section too (`BESIDE_CUT`: its other edge may be a cut that looks clean), unless only blank
+edge lines say so, or only its end where it mostly fails to parse (a whole file may be either).
 
 A fragment has syntax errors of its own at its cuts, which move with any edit: `new_errors` and
 `closed_errors` let the parse check (`fastapply.validate`) compare where they are, not how many.
@@ -25,7 +27,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from fastapply.languages import BY_NAME, error_count, parse
+from fastapply.languages import BY_NAME, error_count, parse, unparsable
 from fastapply.memo import per_thread_lru
 from fastapply.merge.diff import line_pairs
 from fastapply.merge.text import indent_of
@@ -33,6 +35,13 @@ from fastapply.merge.text import indent_of
 SECTION_KIND = "section"  # the finding (`validate`) of a merge that writes beyond a fragment's cut
 SECTION_CHECK = "section_cut"  # `MergeResult.check` of its refusal: the reason says what to send
 SAID = "the request says it is a section"  # why an edge is cut where the request says so and the text does not
+# why an edge is cut where the text shows a cut at the other edge: the original is a section, not a file
+BESIDE_CUT = "its other edge is cut, so it is a section of a file"
+# A blank first or last line: a section's cut, or a whole file's stray blank line (a file saved
+# ending in "\n\n"; express `test/support/utils.js` has one at both ends). Read as a cut of its
+# own, never as the word that the original is a section (`_says_section`). Most clients send whole
+# files; those known to send sections say so (`ApplyRequest.section`).
+_BLANK_HEAD, _BLANK_TAIL = "it starts with a blank line", "it ends with a blank line"
 
 # Languages whose files may start or end on an indented line (a Python file ends in its last
 # function's body, a Makefile in a recipe): there an indented edge says nothing; elsewhere a file
@@ -55,21 +64,29 @@ class Cuts:
     tail: str = ""
     first: int = 0
     last: int = -1
-    said: bool = False  # the request says the original is a section: both edges are cut
+    said: bool = False  # the request says the original is a section, or its text shows a cut: both edges are cut
+    unasked: bool = False  # `said` by the text's cuts alone (`_says_section`), not by the request
 
     @property
     def fragment(self) -> bool:
         return bool(self.head or self.tail)
 
     @property
+    def why_unasked(self) -> str:
+        """What in the text says the original is a section, where the request did not ("" otherwise)."""
+        if not self.unasked:
+            return ""
+        return self.head if self.head != BESIDE_CUT else self.tail
+
+    @property
     def head_in_text(self) -> bool:
         """The start is cut by what the text shows (not only by the request's word)."""
-        return bool(self.head) and self.head != SAID
+        return bool(self.head) and self.head not in (SAID, BESIDE_CUT)
 
     @property
     def in_text(self) -> bool:
         """Either edge is cut by what the text shows: its syntax errors may stand at the cuts."""
-        return self.head_in_text or bool(self.tail) and self.tail != SAID
+        return self.head_in_text or bool(self.tail) and self.tail not in (SAID, BESIDE_CUT)
 
 
 def find_cuts(lines: list[str], lang: str | None, tree, section: bool = False) -> Cuts:
@@ -87,13 +104,25 @@ def find_cuts(lines: list[str], lang: str | None, tree, section: bool = False) -
     tail = _tail_cut(lines, last, open_row, slashes, lang, ends_in_error)
     if section:
         head, tail = head or SAID, tail or SAID
+    elif _says_section(lines, tree, head, tail):
+        return Cuts(head or BESIDE_CUT, tail or BESIDE_CUT, first, last, True, unasked=True)
     return Cuts(head, tail, first, last, section)
+
+
+def _says_section(lines: list[str], tree, head: str, tail: str) -> bool:
+    """The text's cuts say the original is a section, not a file: a cut other than a blank edge line,
+    at the start where tree-sitter mostly fails to parse it (a whole file being written leaves a
+    bracket open at its end, a `)` missing: evals.fuzz --broken-original; one that starts inside
+    a block or a comment is none)."""
+    if tree is not None and unparsable(tree, "\n".join(lines)):
+        return head not in ("", _BLANK_HEAD)
+    return bool({head, tail} - {"", _BLANK_HEAD, _BLANK_TAIL})
 
 
 def _head_cut(lines: list[str], first: int, dip: int | None, slashes: bool, lang: str | None) -> str:
     top = lines[first].strip()
     if first > 0:
-        return "it starts with a blank line"
+        return _BLANK_HEAD
     if slashes and (top.startswith(("* ", "*/")) or top == "*" or ("*/" in top and "/*" not in top)):
         return "it starts inside a comment"
     if dip is not None:
@@ -114,7 +143,7 @@ def _tail_cut(lines: list[str], last: int, open_row: int | None, slashes: bool, 
               ends_in_error: bool) -> str:
     end = lines[last].strip()
     if last < len(lines) - 1:
-        return "it ends with a blank line"
+        return _BLANK_TAIL
     if slashes and ("/*" in end and "*/" not in end or end.startswith("* ") or end == "*"):
         return "it ends inside a comment"
     if open_row is not None:

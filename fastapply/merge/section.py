@@ -139,12 +139,40 @@ class SectionEdit:
                 return None if clear else region[0]
             if not held[line]:
                 later = next((x for x in region[n + 1:] if anchors(x)), None)
+                if self.edits_in_place(region, code, at_head):
+                    return None
                 near = self.first_change(at_head) < EDGE_RUN or later is not None and code.index(later) < EDGE_RUN
                 # the lines between it and the marker are look-alikes the section holds more than
                 # once (`"dependencies": {`): they may be the file's own beyond the cut
                 alike = any(held[x] > 1 and not is_trivial(x) for x in region[:n]) and self.drops_lines()
                 return line if n == 0 or near or alike else None
         return None
+
+    def edits_in_place(self, region: list[str], code: list[str], at_head: bool) -> bool:
+        """The region reads one for one onto the section's lines at one place only, each as written
+        or edited (`similar`), one of them as written and held once; that place stands `EDGE_RUN`
+        lines or more from the cut, and the answer changes nothing before it: the region edits lines
+        in place (`time.Sleep(Backoff(i))` → `time.Sleep(Backoff(i + 1))`), the marker standing for
+        the lines between them and the cut. Read as lines beyond the cut instead, the region would
+        delete the section's lines up to there, unshown and unmarked. Lines unlike those in place
+        (an import block above the cut, before a class the section starts with) are no such edit.
+        `code`, `region`: stripped, from the edge."""
+        held = Counter(code)
+        places = [s for s in range(len(code) - len(region) + 1)
+                  if any(x == code[s + i] and held[x] == 1 for i, x in enumerate(region))
+                  and all(similar(x, code[s + i]) for i, x in enumerate(region))]
+        if len(places) != 1 or not EDGE_RUN <= places[0] <= self.first_change(at_head):
+            return False
+        # One line edited: more lines each like the section's (`case "pull":` / `case "fsck":`, the
+        # call and the message below it) are as well a look-alike block above the cut
+        if sum(x != code[places[0] + i] for i, x in enumerate(region)) > 1:
+            return False
+        # Within one definition only: a region that reaches a definition's header from the lines
+        # before it reads as well as the end of a look-alike above the cut, the section's lines
+        # between deleted (`return err` / `}` of the function above, then `func (s *Store) audit`).
+        rows = [i for i, x in enumerate(self.orig) if not is_blank(x)][::1 if at_head else -1]
+        place = sorted(rows[places[0]:places[0] + len(region)])
+        return not any(place[0] < d.start <= place[-1] for d in self.orig_defs)
 
     def straddle(self, region: list[str], code: list[str], at_head: bool) -> str | None:
         """The region's first line the section does not hold, where the region also reads as

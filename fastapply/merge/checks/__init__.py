@@ -299,14 +299,16 @@ NEW_MEMBER_CHECKS: tuple[Callable[[NewMember], str | None], ...] = (
 # Any answer for an original that may be a section of a file, beyond its first and last lines
 # (fastapply.validate, so every merge, reading and model answer).
 SECTION_CHECKS: tuple[Callable[[SectionEdit], str | None], ...] = (
+    # first the rules that name the definition the section cuts through: their reason is the
+    # most precise of what to send (the whole of `public double nextDouble()`)
+    definition_cut_at_head,
+    definition_cut_at_tail,
+    definition_restated_around_head,
     unheld_line_at_marked_edge,
     unmarked_start_not_held,
     markerless_end_beyond_cut,
     marker_beyond_section_edge,
     edge_region_out_of_order,
-    definition_cut_at_head,
-    definition_cut_at_tail,
-    definition_restated_around_head,
     header_written_twice,
     edge_line_written_twice,
     code_beyond_cut,
