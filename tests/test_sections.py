@@ -890,3 +890,53 @@ def test_a_section_whose_text_shows_one_cut_is_read_as_a_section_at_both_edges()
     assert not res.ok, res.text
     assert res.check == SECTION_CHECK and res.reasons[0].startswith("send the lines below the section too"), res.reasons
     assert res.reasons[0].endswith("(read as a section of a file: line 4 closes a bracket opened above it)")
+
+
+JAVA_CART_TEST = """package shop;
+
+import static org.junit.Assert.assertEquals;
+
+import org.junit.Test;
+
+public class CartTest {
+  @Test
+  public void emptyCartCostsNothing() {
+    Cart cart = new Cart();
+    assertEquals(0, cart.total());
+    assertEquals(0, cart.size());
+  }
+
+  @Test
+  public void singleItemTotalIsItsPrice() {
+    // one item: the total is its price
+    Cart cart = new Cart();
+    cart.add("apple", 3);
+    assertEquals(3, cart.total());
+  }
+
+  @Test
+  public void twoItemsAddUp() {
+    Cart cart = new Cart();
+    cart.add("plum", 4);
+    cart.add("pear", 2);
+    assertEquals(6, cart.total());
+  }
+}
+"""
+
+
+def test_told_it_is_a_section_a_renamed_header_past_the_first_marker_merges():
+    """Told it is a section, a region whose first lines rename a test (its annotation held more than
+    once) and lead to a line the section holds once, a comment between them deleted: the region
+    edits the section in place (`_up_to_anchor`), clear of the cut, and merges as the whole file does
+    (on the previous code: refused, the header possibly the file's own above the cut)."""
+    section = _lines(JAVA_CART_TEST, 6, 31)  # from `public class CartTest {`
+    snippet = ("  // ... existing code ...\n  @Test\n  public void oneItemTotalIsItsPrice() {\n    Cart cart = new Cart();\n"
+               "    cart.add(\"apple\", 3);\n    // ... existing code ...\n")
+    expected = section.replace("  public void singleItemTotalIsItsPrice() {\n    // one item: the total is its price\n",
+                               "  public void oneItemTotalIsItsPrice() {\n")
+    head = JAVA_CART_TEST[:JAVA_CART_TEST.index("public class")]
+    assert structural_merge(JAVA_CART_TEST, snippet, "java").text == head + expected  # as the whole file
+    res = structural_merge(section, snippet, "java", section=True)
+    assert res.ok, res.reasons
+    assert res.text == expected

@@ -149,30 +149,74 @@ class SectionEdit:
         return None
 
     def edits_in_place(self, region: list[str], code: list[str], at_head: bool) -> bool:
-        """The region reads one for one onto the section's lines at one place only, each as written
-        or edited (`similar`), one of them as written and held once; that place stands `EDGE_RUN`
-        lines or more from the cut, and the answer changes nothing before it: the region edits lines
-        in place (`time.Sleep(Backoff(i))` → `time.Sleep(Backoff(i + 1))`), the marker standing for
-        the lines between them and the cut. Read as lines beyond the cut instead, the region would
-        delete the section's lines up to there, unshown and unmarked. Lines unlike those in place
-        (an import block above the cut, before a class the section starts with) are no such edit.
-        `code`, `region`: stripped, from the edge."""
-        held = Counter(code)
-        places = [s for s in range(len(code) - len(region) + 1)
-                  if any(x == code[s + i] and held[x] == 1 for i, x in enumerate(region))
-                  and all(similar(x, code[s + i]) for i, x in enumerate(region))]
-        if len(places) != 1 or not EDGE_RUN <= places[0] <= self.first_change(at_head):
+        """The region reads onto the section's lines at one place (`_one_for_one`, or up to its first
+        line held once, `_up_to_anchor`), each line as written or edited (`similar`), at most one
+        edited; that place stands `EDGE_RUN` lines or more from the cut, and the answer changes
+        nothing before it: the region edits lines in place (`time.Sleep(Backoff(i))` →
+        `time.Sleep(Backoff(i + 1))`), the marker standing for the lines between them and the cut.
+        Read as lines beyond the cut instead, the region would delete the section's lines up to
+        there, unshown and unmarked. Lines unlike those in place (an import block above the cut,
+        before a class the section starts with) are no such edit. `code`, `region`: stripped, from
+        the edge."""
+        place = self._one_for_one(region, code) or self._up_to_anchor(region, code)
+        if place is None:
+            return False
+        start, end, edited = place
+        if not EDGE_RUN <= start <= self.first_change(at_head):
             return False
         # One line edited: more lines each like the section's (`case "pull":` / `case "fsck":`, the
         # call and the message below it) are as well a look-alike block above the cut
-        if sum(x != code[places[0] + i] for i, x in enumerate(region)) > 1:
+        if edited > 1:
             return False
         # Within one definition only: a region that reaches a definition's header from the lines
         # before it reads as well as the end of a look-alike above the cut, the section's lines
         # between deleted (`return err` / `}` of the function above, then `func (s *Store) audit`).
-        rows = [i for i, x in enumerate(self.orig) if not is_blank(x)][::1 if at_head else -1]
-        place = sorted(rows[places[0]:places[0] + len(region)])
-        return not any(place[0] < d.start <= place[-1] for d in self.orig_defs)
+        rows = sorted([i for i, x in enumerate(self.orig) if not is_blank(x)][::1 if at_head else -1][start:end])
+        return not any(rows[0] < d.start <= rows[-1] for d in self.orig_defs)
+
+    @staticmethod
+    def _one_for_one(region: list[str], code: list[str]) -> tuple[int, int, int] | None:
+        """(start, end, lines edited) of the only place where the region reads one for one onto the
+        section's lines, each as written or `similar`, one of them as written and held once."""
+        held = Counter(code)
+        places = [s for s in range(len(code) - len(region) + 1)
+                  if any(x == code[s + i] and held[x] == 1 for i, x in enumerate(region))
+                  and all(similar(x, code[s + i]) for i, x in enumerate(region))]
+        if len(places) != 1:
+            return None
+        start = places[0]
+        return start, start + len(region), sum(x != code[start + i] for i, x in enumerate(region))
+
+    @staticmethod
+    def _up_to_anchor(region: list[str], code: list[str]) -> tuple[int, int, int] | None:
+        """(start, end, lines edited) where the region's lines before its first line held once (not
+        trivial) read onto the section's lines before that line, in order, each as written or
+        `similar`, with section lines between them that the edit deletes (a comment gone from a
+        test whose header is renamed); no new line among them."""
+        held = Counter(code)
+        k = next((i for i, x in enumerate(region) if held[x] == 1 and not is_trivial(x)), None)
+        if not k:
+            return None
+        at = code.index(region[k])
+        # aligned from the anchor back, so that a look-alike nearest it is the one paired
+        before = code[max(0, at - 3 * k - 3):at][::-1]  # room for a deleted line or two
+        ops = SequenceMatcher(None, region[:k][::-1], before, autojunk=False).get_opcodes()
+        while ops and ops[-1][0] == "insert":  # the section's lines before the region: the marker's
+            ops = ops[:-1]
+        if not ops or ops[-1][2] != k:
+            return None
+        edited = 0
+        for tag, i1, i2, j1, j2 in ops:
+            if tag == "delete" or tag == "replace" and (i2 - i1 > j2 - j1 or not _in_order_similar(
+                    region[:k][::-1][i1:i2], before[j1:j2])):
+                return None
+            edited += i2 - i1 if tag == "replace" else 0
+        span = ops[-1][4]  # the section's lines from the region's first to the anchor
+        # one section line deleted among them at most: a block of them deleted under look-alike
+        # lines (`"dependencies": {` of `net40` read as `dotnet5.1`'s) is the file's own beyond the cut
+        if span - k > 1:
+            return None
+        return at - span, at + 1, edited
 
     def straddle(self, region: list[str], code: list[str], at_head: bool) -> str | None:
         """The region's first line the section does not hold, where the region also reads as
@@ -498,6 +542,18 @@ def _less(lines: list[str], own: list[str]) -> list[str]:
         else:
             out.append(x)
     return out[:max(0, len(lines) - len(own))]
+
+
+def _in_order_similar(lines: list[str], section: list[str]) -> bool:
+    """Each of `lines` `similar` to a line of `section`, in order (the others deleted)."""
+    j = 0
+    for x in lines:
+        while j < len(section) and not similar(x, section[j]):
+            j += 1
+        if j == len(section):
+            return False
+        j += 1
+    return True
 
 
 def _held_in_place(lines: list[str], code: list[str], held: Counter) -> bool:
