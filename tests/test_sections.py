@@ -540,38 +540,15 @@ export async function record(tx: Tx, action: string, id: number) {
 }
 """
 
-TS_SWITCH = """export function run(cmd: string, rest: string[]): number {
-  switch (cmd) {
-    case 'push':
-      if (!push(rest)) {
-        console.error('push: failed')
-        return 1
-      }
-      break
-    case 'gc':
-      if (!gc(rest)) {
-        console.error('gc: failed')
-        return 1
-      }
-      break
-    case 'fsck':
-      if (!fsck(rest)) {
-        console.error('fsck: failed')
-        return 1
-      }
-      break
-    case 'verify':
-      if (!verify(rest)) {
-        console.error('verify: failed')
-        return 1
-      }
-      break
-    default:
-      return 2
-  }
-  return 0
-}
-"""
+def _ts_case(name: str) -> str:
+    """One `case` of `run`: each alike but for its name, the look-alike blocks the rule is about."""
+    return (f"    case '{name}':\n      if (!{name}(rest)) {{\n        console.error('{name}: failed')\n"
+            f"        return 1\n      }}\n      break\n")
+
+
+TS_SWITCH = ("export function run(cmd: string, rest: string[]): number {\n  switch (cmd) {\n"
+             + "".join(_ts_case(n) for n in ("push", "gc", "fsck", "verify"))
+             + "    default:\n      return 2\n  }\n  return 0\n}\n")
 
 PY_TIMEOUTS = """import time
 
